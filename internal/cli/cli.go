@@ -1,0 +1,177 @@
+// Package cli implements the hangar command line: serve, inspect, call.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+)
+
+// Env is what a command may use of the process: its streams and environment.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+type command struct {
+	name  string
+	args  string
+	short string
+	long  string
+	run   func(ctx context.Context, env *Env, args []string) error
+	flags func(fs *flag.FlagSet) // declares the flags, for help
+}
+
+var commands []*command
+
+func init() {
+	commands = []*command{serveCmd, inspectCmd, callCmd, versionCmd}
+}
+
+// errUsage reports bad command-line usage; the message has been printed.
+var errUsage = errors.New("usage")
+
+const overview = `Hangar serves WebAssembly plugins to AI applications as one MCP server.
+
+Usage:
+  hangar <command> [flags] [arguments]
+
+Commands:
+%s
+Run "hangar help <command>" or "hangar <command> --help" for details.
+`
+
+func usage(w io.Writer) {
+	var b strings.Builder
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.short)
+	}
+	fmt.Fprintf(w, overview, b.String())
+}
+
+// Main runs the hangar command line and returns the process exit code.
+func Main(ctx context.Context, args []string, env *Env) int {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	if len(args) == 0 {
+		usage(env.Stderr)
+		return 2
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(rest) == 0 {
+			usage(env.Stdout)
+			return 0
+		}
+		if c := lookup(rest[0]); c != nil {
+			c.help(env.Stdout)
+			return 0
+		}
+		fmt.Fprintf(env.Stderr, "hangar: unknown command %q\n", rest[0])
+		return 2
+	case "--version", "-version":
+		name = "version"
+	}
+	c := lookup(name)
+	if c == nil {
+		fmt.Fprintf(env.Stderr, "hangar: unknown command %q\n\n", name)
+		usage(env.Stderr)
+		return 2
+	}
+	err := c.run(ctx, env, rest)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.Is(err, errToolFailed):
+		return 1
+	}
+	fmt.Fprintf(env.Stderr, "hangar %s: %v\n", c.name, err)
+	return 1
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func (c *command) flagSet(w io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() { c.help(w) }
+	return fs
+}
+
+func (c *command) help(w io.Writer) {
+	fmt.Fprintf(w, "Usage: hangar %s %s\n\n%s\n", c.name, c.args, strings.TrimSpace(c.long))
+	if c.flags != nil {
+		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+		c.flags(fs)
+		fmt.Fprintf(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}
+
+// parse parses args with the command's flags, printing help on -h and
+// errors on misuse. Flags may come before or after the arguments.
+func (c *command) parse(env *Env, fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, errUsage
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// logger builds the diagnostics logger on stderr.
+func logger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// version is the module version hangar was built from.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+var versionCmd = &command{
+	name:  "version",
+	short: "print the version",
+	long:  "Version prints the version of hangar.",
+	run: func(ctx context.Context, env *Env, args []string) error {
+		fmt.Fprintf(env.Stdout, "hangar %s\n", version())
+		return nil
+	},
+}

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/server"
+)
+
+// runtimeFlags are the flags every command that runs plugins takes.
+type runtimeFlags struct {
+	cacheDir string
+	logLevel string
+}
+
+func (f *runtimeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.cacheDir, "cache-dir", plugin.DefaultCacheDir(), "directory for compiled plugins (empty: no disk cache)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "diagnostics on stderr: debug, info, warn or error")
+}
+
+// setFlag collects repeated --set key=value plugin config values.
+type setFlag map[string]string
+
+func (s setFlag) String() string { return "" }
+
+func (s setFlag) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want key=value, got %q", v)
+	}
+	s[k] = val
+	return nil
+}
+
+// loadPlugins compiles and starts every configured plugin, in parallel.
+// On error, the plugins already started are closed.
+func loadPlugins(ctx context.Context, e *plugin.Engine, specs []config.Plugin, log *slog.Logger) ([]*plugin.Plugin, error) {
+	plugins := make([]*plugin.Plugin, len(specs))
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, spec := range specs {
+		wg.Go(func() {
+			wasm, err := os.ReadFile(spec.Path)
+			if err != nil {
+				errs[i] = fmt.Errorf("plugin %s: %w", spec.Name, err)
+				return
+			}
+			plugins[i], errs[i] = e.Load(ctx, wasm, plugin.Options{
+				Name:   spec.Name,
+				Config: spec.Config,
+				Limits: spec.Limits,
+				Grants: spec.Grants,
+				Logger: log,
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		closeAll(ctx, plugins)
+		return nil, err
+	}
+	return plugins, nil
+}
+
+func closeAll(ctx context.Context, plugins []*plugin.Plugin) {
+	for _, p := range plugins {
+		if p != nil {
+			p.Close(ctx)
+		}
+	}
+}
+
+// mounts pairs loaded plugins with their configured prefixes.
+func mounts(specs []config.Plugin, plugins []*plugin.Plugin) []server.Mount {
+	ms := make([]server.Mount, len(plugins))
+	for i, p := range plugins {
+		ms[i] = server.Mount{Plugin: p, Prefix: specs[i].Prefix}
+	}
+	return ms
+}
+
+// loadOne loads a single .wasm file for inspect and call.
+func loadOne(ctx context.Context, rf *runtimeFlags, env *Env, path string, values map[string]string) (*plugin.Plugin, func(), error) {
+	log, err := logger(env.Stderr, rf.logLevel)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := plugin.NewEngine(rf.cacheDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec := config.Single(path)
+	spec.Config = values
+	plugins, err := loadPlugins(ctx, e, []config.Plugin{spec}, log)
+	if err != nil {
+		e.Close(ctx)
+		return nil, nil, err
+	}
+	return plugins[0], func() {
+		plugins[0].Close(ctx)
+		e.Close(ctx)
+	}, nil
+}

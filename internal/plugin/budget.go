@@ -1,0 +1,82 @@
+package plugin
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// budget limits the time a call spends running plugin code. It is a
+// deadline that can be paused: while a host import waits for the MCP client
+// (a person answering an elicitation, say), the plugin is not running, and
+// the clock stops.
+type budget struct {
+	cancel context.CancelCauseFunc
+
+	mu        sync.Mutex
+	remaining time.Duration
+	started   time.Time // zero while paused
+	timer     *time.Timer
+	expired   bool
+	done      bool
+}
+
+// withBudget returns a context that is cancelled with cause ErrTimeout once
+// d of running time has been spent. The caller must call stop.
+func withBudget(parent context.Context, d time.Duration) (context.Context, *budget) {
+	ctx, cancel := context.WithCancelCause(parent)
+	b := &budget{cancel: cancel, remaining: d}
+	b.resume()
+	return ctx, b
+}
+
+func (b *budget) fire() {
+	b.mu.Lock()
+	if b.done || b.started.IsZero() {
+		b.mu.Unlock()
+		return
+	}
+	b.expired = true
+	b.mu.Unlock()
+	b.cancel(ErrTimeout)
+}
+
+// pause stops the clock.
+func (b *budget) pause() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done || b.started.IsZero() {
+		return
+	}
+	b.timer.Stop()
+	b.remaining -= time.Since(b.started)
+	b.started = time.Time{}
+}
+
+// resume restarts the clock.
+func (b *budget) resume() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done || !b.started.IsZero() {
+		return
+	}
+	b.started = time.Now()
+	if b.remaining <= 0 {
+		b.remaining = 0
+	}
+	b.timer = time.AfterFunc(b.remaining, b.fire)
+}
+
+// stop ends the budget and releases its context. It reports whether the
+// budget ran out.
+func (b *budget) stop() (expired bool) {
+	b.mu.Lock()
+	b.done = true
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	expired = b.expired
+	b.mu.Unlock()
+	b.cancel(context.Canceled)
+	return expired
+}

@@ -1,0 +1,288 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Host is the MCP client of the session whose request a call serves, as
+// far as host imports need it. The server implements it for each session.
+type Host interface {
+	CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	ListRoots(ctx context.Context) (*mcp.ListRootsResult, error)
+	Log(ctx context.Context, params *mcp.LoggingMessageParams) error
+	NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error
+	NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error
+}
+
+// HostNamespace is the Extism namespace of Hangar's host imports.
+const HostNamespace = "extism:host/user"
+
+// ErrNoClient is returned to a plugin that asks for the client when the call
+// serves no MCP session (for example `hangar call`).
+var ErrNoClient = errors.New("no MCP client is attached to this call")
+
+var (
+	ptr  = []api.ValueType{extism.ValueTypePTR}
+	none = []api.ValueType{}
+)
+
+func (p *Plugin) hostFunctions() []extism.HostFunction {
+	fns := []extism.HostFunction{
+		p.request("create_message", ptr, p.createMessage),
+		p.request("create_elicitation", ptr, p.createElicitation),
+		p.request("list_roots", none, p.listRoots),
+		p.notify("notify_logging_message", ptr, p.notifyLog),
+		p.notify("notify_progress", ptr, p.notifyProgress),
+		p.notify("notify_resource_updated", ptr, p.notifyResourceUpdated),
+		p.notify("notify_url_elicitation_completed", ptr, p.notifyElicitationComplete),
+		p.notify("notify_tool_list_changed", none, p.listChanged(ToolList)),
+		p.notify("notify_resource_list_changed", none, p.listChanged(ResourceList)),
+		p.notify("notify_prompt_list_changed", none, p.listChanged(PromptList)),
+	}
+	for i := range fns {
+		fns[i].SetNamespace(HostNamespace)
+	}
+	return fns
+}
+
+// request defines an import that returns a JSON document: its result, or
+// {"error": "..."} when it fails.
+func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) (any, error)) extism.HostFunction {
+	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
+		var out any
+		err := func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("internal error: %v", r)
+				}
+			}()
+			s := stateFrom(ctx)
+			if s == nil {
+				return errors.New("host import called outside a call")
+			}
+			var in []byte
+			if len(params) > 0 {
+				if in, err = cp.ReadBytes(stack[0]); err != nil {
+					return fmt.Errorf("reading input: %w", err)
+				}
+			}
+			out, err = fn(ctx, s, in)
+			return err
+		}()
+		if err != nil {
+			p.log.Debug("host import failed", "import", name, "error", err)
+			out = map[string]string{"error": err.Error()}
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			b, _ = json.Marshal(map[string]string{"error": "encoding result: " + err.Error()})
+		}
+		off, err := cp.WriteBytes(b)
+		if err != nil {
+			// The plugin's memory is exhausted; it reads offset 0 as no result.
+			p.log.Warn("host import could not write its result", "import", name, "error", err)
+			off = 0
+		}
+		stack[0] = off
+	}, params, ptr)
+}
+
+// notify defines an import that returns nothing. Failures are logged: a
+// notification never fails the plugin.
+func (p *Plugin) notify(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) error) extism.HostFunction {
+	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
+		err := func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("internal error: %v", r)
+				}
+			}()
+			s := stateFrom(ctx)
+			if s == nil {
+				return errors.New("host import called outside a call")
+			}
+			var in []byte
+			if len(params) > 0 {
+				if in, err = cp.ReadBytes(stack[0]); err != nil {
+					return fmt.Errorf("reading input: %w", err)
+				}
+			}
+			return fn(ctx, s, in)
+		}()
+		if err != nil {
+			p.log.Warn("host import failed", "import", name, "error", err)
+		}
+	}, params, none)
+}
+
+func decodeInput(in []byte, v any) error {
+	if err := json.Unmarshal(in, v); err != nil {
+		return fmt.Errorf("invalid input: %w", err)
+	}
+	return nil
+}
+
+// wait runs fn, which waits for the client, with the call's clock stopped
+// and a deadline of the host timeout (or the shorter timeout the plugin
+// asked for).
+func (p *Plugin) wait(s *callState, timeout time.Duration, fn func(ctx context.Context) (any, error)) (any, error) {
+	if s.call.Host == nil {
+		return nil, ErrNoClient
+	}
+	limit := p.opts.Limits.HostTimeout
+	if timeout > 0 && timeout < limit {
+		limit = timeout
+	}
+	s.budget.pause()
+	defer s.budget.resume()
+	ctx, cancel := context.WithTimeout(s.ctx, limit)
+	defer cancel()
+	out, err := fn(ctx)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && s.ctx.Err() == nil {
+		return nil, fmt.Errorf("no answer from the client within %s", limit)
+	}
+	return out, err
+}
+
+func (p *Plugin) createMessage(_ context.Context, s *callState, in []byte) (any, error) {
+	var params mcp.CreateMessageParams
+	if err := decodeInput(in, &params); err != nil {
+		return nil, err
+	}
+	return p.wait(s, 0, func(ctx context.Context) (any, error) {
+		return s.call.Host.CreateMessage(ctx, &params)
+	})
+}
+
+// elicitInput is create_elicitation's input: form or URL mode, plus an
+// optional timeout in milliseconds.
+type elicitInput struct {
+	Mode            string          `json:"mode"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	URL             string          `json:"url,omitempty"`
+	ElicitationID   string          `json:"elicitationId,omitempty"`
+	Timeout         int64           `json:"timeout,omitempty"`
+	Meta            mcp.Meta        `json:"_meta,omitempty"`
+}
+
+func (p *Plugin) createElicitation(_ context.Context, s *callState, in []byte) (any, error) {
+	var e elicitInput
+	if err := decodeInput(in, &e); err != nil {
+		return nil, err
+	}
+	params := &mcp.ElicitParams{Meta: e.Meta, Mode: e.Mode, Message: e.Message}
+	switch e.Mode {
+	case "", "form":
+		if len(e.RequestedSchema) == 0 {
+			return nil, errors.New("form elicitation needs a requestedSchema")
+		}
+		params.Mode = "form"
+		params.RequestedSchema = e.RequestedSchema
+	case "url":
+		if e.URL == "" || e.ElicitationID == "" {
+			return nil, errors.New("url elicitation needs url and elicitationId")
+		}
+		params.URL = e.URL
+		params.ElicitationID = e.ElicitationID
+	default:
+		return nil, fmt.Errorf("unknown elicitation mode %q (want \"form\" or \"url\")", e.Mode)
+	}
+	if e.Timeout < 0 {
+		return nil, errors.New("timeout must not be negative")
+	}
+	return p.wait(s, time.Duration(e.Timeout)*time.Millisecond, func(ctx context.Context) (any, error) {
+		return s.call.Host.Elicit(ctx, params)
+	})
+}
+
+func (p *Plugin) listRoots(_ context.Context, s *callState, _ []byte) (any, error) {
+	return p.wait(s, 0, func(ctx context.Context) (any, error) {
+		return s.call.Host.ListRoots(ctx)
+	})
+}
+
+// notifyCtx is the context for a notification to the client: the caller's,
+// so that the SDK relates it to the request being served.
+func notifyCtx(s *callState) context.Context { return s.ctx }
+
+func (p *Plugin) notifyLog(_ context.Context, s *callState, in []byte) error {
+	var params mcp.LoggingMessageParams
+	if err := decodeInput(in, &params); err != nil {
+		return err
+	}
+	if !validLevel(params.Level) {
+		return fmt.Errorf("unknown logging level %q", params.Level)
+	}
+	if s.call.Host == nil {
+		p.log.Info("plugin log message", "level", params.Level, "logger", params.Logger, "data", params.Data)
+		return nil
+	}
+	return s.call.Host.Log(notifyCtx(s), &params)
+}
+
+func validLevel(l mcp.LoggingLevel) bool {
+	switch l {
+	case "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
+		return true
+	}
+	return false
+}
+
+func (p *Plugin) notifyProgress(_ context.Context, s *callState, in []byte) error {
+	var params mcp.ProgressNotificationParams
+	if err := decodeInput(in, &params); err != nil {
+		return err
+	}
+	if params.ProgressToken == nil {
+		params.ProgressToken = s.call.Meta["progressToken"]
+	}
+	if params.ProgressToken == nil || s.call.Host == nil {
+		return nil // nobody asked for progress
+	}
+	return s.call.Host.NotifyProgress(notifyCtx(s), &params)
+}
+
+func (p *Plugin) notifyElicitationComplete(_ context.Context, s *callState, in []byte) error {
+	var params mcp.ElicitationCompleteParams
+	if err := decodeInput(in, &params); err != nil {
+		return err
+	}
+	if params.ElicitationID == "" {
+		return errors.New("elicitationId is required")
+	}
+	if s.call.Host == nil {
+		return ErrNoClient
+	}
+	return s.call.Host.NotifyElicitationComplete(notifyCtx(s), &params)
+}
+
+func (p *Plugin) notifyResourceUpdated(_ context.Context, _ *callState, in []byte) error {
+	var params struct {
+		URI string `json:"uri"`
+	}
+	if err := decodeInput(in, &params); err != nil {
+		return err
+	}
+	if params.URI == "" {
+		return errors.New("uri is required")
+	}
+	p.emit(func(ev Events) { ev.ResourceUpdated(params.URI) })
+	return nil
+}
+
+func (p *Plugin) listChanged(kind ListKind) func(context.Context, *callState, []byte) error {
+	return func(context.Context, *callState, []byte) error {
+		p.emit(func(ev Events) { ev.ListChanged(kind) })
+		return nil
+	}
+}

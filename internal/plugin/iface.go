@@ -1,0 +1,405 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Interface identifies the plugin interface a module speaks.
+type Interface int
+
+const (
+	// V1 is the v1 schema (call_tool, list_tools, ... and host imports).
+	V1 Interface = iota + 1
+	// Servlet is describe/call plus resources.
+	Servlet
+	// Legacy is describe/call.
+	Legacy
+)
+
+func (i Interface) String() string {
+	switch i {
+	case V1:
+		return "v1"
+	case Servlet:
+		return "servlet"
+	case Legacy:
+		return "legacy"
+	}
+	return fmt.Sprintf("Interface(%d)", int(i))
+}
+
+// knownExports are the exports of all three interfaces.
+var knownExports = []string{
+	"call_tool", "list_tools", "list_prompts", "get_prompt",
+	"list_resources", "list_resource_templates", "read_resource",
+	"complete", "on_roots_list_changed", "describe", "call",
+}
+
+func detectExports(p *extism.Plugin) map[string]bool {
+	ex := make(map[string]bool)
+	for _, name := range knownExports {
+		if p.FunctionExists(name) {
+			ex[name] = true
+		}
+	}
+	return ex
+}
+
+func detectInterface(ex map[string]bool) (Interface, error) {
+	switch {
+	case ex["call_tool"] || ex["list_tools"]:
+		if ex["call_tool"] != ex["list_tools"] {
+			return 0, fmt.Errorf("%w: v1 plugin must export both list_tools and call_tool", ErrUnknownInterface)
+		}
+		return V1, nil
+	case ex["call"] && ex["describe"]:
+		if ex["list_resources"] || ex["list_resource_templates"] || ex["read_resource"] {
+			return Servlet, nil
+		}
+		return Legacy, nil
+	}
+	return 0, ErrUnknownInterface
+}
+
+// v1Context is the "context" member of every v1 request.
+type v1Context struct {
+	ID   string         `json:"id"`
+	Meta map[string]any `json:"_meta"`
+}
+
+func (c *Call) v1() v1Context {
+	if c == nil {
+		return v1Context{Meta: map[string]any{}}
+	}
+	meta := c.Meta
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	return v1Context{ID: c.ID, Meta: meta}
+}
+
+type v1Request struct {
+	Request any       `json:"request,omitempty"`
+	Context v1Context `json:"context"`
+}
+
+// servletRequest is the input of servlet and legacy call and read_resource.
+type servletRequest struct {
+	Method string `json:"method"`
+	Params any    `json:"params"`
+}
+
+// run marshals in, invokes export and decodes its output into out.
+func (p *Plugin) run(ctx context.Context, c *Call, export string, in any, out any) error {
+	var input []byte
+	if in != nil {
+		var err error
+		if input, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("encoding %s input: %w", export, err)
+		}
+	}
+	output, err := p.invoke(ctx, c, export, input)
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		return nil
+	}
+	if err := decodeOutput(output, out); err != nil {
+		return fmt.Errorf("plugin %s: %s: %w", p.name, export, err)
+	}
+	return nil
+}
+
+func decodeOutput(b []byte, out any) error {
+	if !utf8.Valid(b) {
+		return fmt.Errorf("%w: not valid UTF-8", ErrBadOutput)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return fmt.Errorf("%w: empty output", ErrBadOutput)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadOutput, err)
+	}
+	return nil
+}
+
+// maxPages bounds the pages Hangar follows through a v1 list.
+const maxPages = 1000
+
+// listV1 collects every page of a v1 list export.
+func listV1[T any](ctx context.Context, p *Plugin, c *Call, export string, items func(*T) ([]json.RawMessage, string)) ([]json.RawMessage, error) {
+	var all []json.RawMessage
+	cursor := ""
+	for range maxPages {
+		req := v1Request{Context: c.v1()}
+		if cursor != "" {
+			req.Request = map[string]string{"cursor": cursor}
+		}
+		var page T
+		if err := p.run(ctx, c, export, req, &page); err != nil {
+			return nil, err
+		}
+		got, next := items(&page)
+		all = append(all, got...)
+		if next == "" {
+			return all, nil
+		}
+		cursor = next
+	}
+	return nil, fmt.Errorf("plugin %s: %s: %w: more than %d pages", p.name, export, ErrBadOutput, maxPages)
+}
+
+// decodeItems decodes each raw item, dropping (and logging) the ones that
+// fail check, so that one bad entry does not hide a plugin's other features.
+func decodeItems[T any](p *Plugin, what string, raws []json.RawMessage, check func(*T) error) []*T {
+	out := make([]*T, 0, len(raws))
+	for i, raw := range raws {
+		v := new(T)
+		if err := json.Unmarshal(raw, v); err != nil {
+			p.log.Error("ignoring malformed "+what, "index", i, "error", err)
+			continue
+		}
+		if err := check(v); err != nil {
+			p.log.Error("ignoring invalid "+what, "index", i, "error", err)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// ListTools returns the plugin's tools. Tools without a name or without an
+// object input schema are left out and logged.
+func (p *Plugin) ListTools(ctx context.Context, c *Call) ([]*mcp.Tool, error) {
+	var raws []json.RawMessage
+	var err error
+	if p.iface == V1 {
+		raws, err = p.list(ctx, c, "list_tools", "tools")
+	} else {
+		var out json.RawMessage
+		if err = p.run(ctx, c, "describe", nil, &out); err == nil {
+			if raws, err = describedTools(out); err != nil {
+				err = fmt.Errorf("plugin %s: describe: %w", p.name, err)
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeItems(p, "tool", raws, checkTool), nil
+}
+
+// describedTools accepts what servlet and legacy describe return: one tool,
+// an array of tools, or {"tools": [...]}.
+func describedTools(b json.RawMessage) ([]json.RawMessage, error) {
+	switch b := bytes.TrimSpace(b); {
+	case len(b) > 0 && b[0] == '[':
+		var list []json.RawMessage
+		if err := json.Unmarshal(b, &list); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadOutput, err)
+		}
+		return list, nil
+	case len(b) > 0 && b[0] == '{':
+		var probe struct {
+			Tools []json.RawMessage `json:"tools"`
+			Name  *string           `json:"name"`
+		}
+		if err := json.Unmarshal(b, &probe); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadOutput, err)
+		}
+		if probe.Name != nil {
+			return []json.RawMessage{b}, nil
+		}
+		return probe.Tools, nil
+	}
+	return nil, fmt.Errorf("%w: describe must return a tool, an array of tools or {\"tools\": [...]}", ErrBadOutput)
+}
+
+func checkTool(t *mcp.Tool) error {
+	if t.Name == "" {
+		return fmt.Errorf("tool has no name")
+	}
+	schema, ok := t.InputSchema.(map[string]any)
+	if !ok {
+		return fmt.Errorf("tool %q: inputSchema must be a JSON object", t.Name)
+	}
+	if schema["type"] != "object" {
+		return fmt.Errorf("tool %q: inputSchema must have \"type\": \"object\"", t.Name)
+	}
+	if t.OutputSchema != nil {
+		if o, ok := t.OutputSchema.(map[string]any); !ok || o["type"] != "object" {
+			return fmt.Errorf("tool %q: outputSchema must be a JSON object with \"type\": \"object\"", t.Name)
+		}
+	}
+	return nil
+}
+
+// CallTool calls a tool. args is the JSON object of arguments (nil means
+// none). An error the plugin reports about the call comes back as a
+// *PluginError; the caller decides how to show it.
+func (p *Plugin) CallTool(ctx context.Context, c *Call, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	params := struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}{name, args}
+	var res mcp.CallToolResult
+	var err error
+	if p.iface == V1 {
+		err = p.run(ctx, c, "call_tool", v1Request{Request: params, Context: c.v1()}, &res)
+	} else {
+		err = p.run(ctx, c, "call", servletRequest{Method: "tools/call", Params: params}, &res)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	return &res, nil
+}
+
+// ListResources returns the plugin's resources (none for legacy plugins).
+func (p *Plugin) ListResources(ctx context.Context, c *Call) ([]*mcp.Resource, error) {
+	raws, err := p.list(ctx, c, "list_resources", "resources")
+	if err != nil {
+		return nil, err
+	}
+	return decodeItems(p, "resource", raws, func(r *mcp.Resource) error {
+		if r.URI == "" || r.Name == "" {
+			return fmt.Errorf("resource %q: uri and name are required", r.URI)
+		}
+		return nil
+	}), nil
+}
+
+// ListResourceTemplates returns the plugin's resource templates.
+func (p *Plugin) ListResourceTemplates(ctx context.Context, c *Call) ([]*mcp.ResourceTemplate, error) {
+	raws, err := p.list(ctx, c, "list_resource_templates", "resourceTemplates")
+	if err != nil {
+		return nil, err
+	}
+	return decodeItems(p, "resource template", raws, func(r *mcp.ResourceTemplate) error {
+		if r.URITemplate == "" || r.Name == "" {
+			return fmt.Errorf("resource template %q: uriTemplate and name are required", r.URITemplate)
+		}
+		return nil
+	}), nil
+}
+
+// ListPrompts returns the plugin's prompts (v1 only).
+func (p *Plugin) ListPrompts(ctx context.Context, c *Call) ([]*mcp.Prompt, error) {
+	if p.iface != V1 {
+		return nil, nil
+	}
+	raws, err := p.list(ctx, c, "list_prompts", "prompts")
+	if err != nil {
+		return nil, err
+	}
+	return decodeItems(p, "prompt", raws, func(r *mcp.Prompt) error {
+		if r.Name == "" {
+			return fmt.Errorf("prompt has no name")
+		}
+		return nil
+	}), nil
+}
+
+// list runs a list export that returns {key: [...], nextCursor?}. A plugin
+// without the export has an empty list.
+func (p *Plugin) list(ctx context.Context, c *Call, export, key string) ([]json.RawMessage, error) {
+	if !p.exports[export] || p.iface == Legacy {
+		return nil, nil
+	}
+	items := func(pg *map[string]json.RawMessage) ([]json.RawMessage, string) {
+		var list []json.RawMessage
+		var next string
+		json.Unmarshal((*pg)[key], &list)
+		json.Unmarshal((*pg)["nextCursor"], &next)
+		return list, next
+	}
+	if p.iface == V1 {
+		return listV1(ctx, p, c, export, items)
+	}
+	var page map[string]json.RawMessage
+	if err := p.run(ctx, c, export, nil, &page); err != nil {
+		return nil, err
+	}
+	list, _ := items(&page)
+	return list, nil
+}
+
+// ReadResource reads the resource at uri.
+func (p *Plugin) ReadResource(ctx context.Context, c *Call, uri string) (*mcp.ReadResourceResult, error) {
+	if !p.exports["read_resource"] || p.iface == Legacy {
+		return nil, fmt.Errorf("plugin %s: read_resource: %w", p.name, ErrNotSupported)
+	}
+	params := map[string]string{"uri": uri}
+	var res mcp.ReadResourceResult
+	var err error
+	if p.iface == V1 {
+		err = p.run(ctx, c, "read_resource", v1Request{Request: params, Context: c.v1()}, &res)
+	} else {
+		err = p.run(ctx, c, "read_resource", servletRequest{Method: "resources/read", Params: params}, &res)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Contents == nil {
+		return nil, fmt.Errorf("plugin %s: read_resource: %w: no contents", p.name, ErrBadOutput)
+	}
+	return &res, nil
+}
+
+// GetPrompt renders the named prompt.
+func (p *Plugin) GetPrompt(ctx context.Context, c *Call, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	if !p.exports["get_prompt"] || p.iface != V1 {
+		return nil, fmt.Errorf("plugin %s: get_prompt: %w", p.name, ErrNotSupported)
+	}
+	if args == nil {
+		args = map[string]string{}
+	}
+	req := map[string]any{"name": name, "arguments": args}
+	var res mcp.GetPromptResult
+	if err := p.run(ctx, c, "get_prompt", v1Request{Request: req, Context: c.v1()}, &res); err != nil {
+		return nil, err
+	}
+	if res.Messages == nil {
+		res.Messages = []*mcp.PromptMessage{}
+	}
+	return &res, nil
+}
+
+// Complete asks the plugin for completions. The params are passed as the
+// MCP client sent them.
+func (p *Plugin) Complete(ctx context.Context, c *Call, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if !p.exports["complete"] || p.iface != V1 {
+		return nil, fmt.Errorf("plugin %s: complete: %w", p.name, ErrNotSupported)
+	}
+	var res mcp.CompleteResult
+	if err := p.run(ctx, c, "complete", v1Request{Request: params, Context: c.v1()}, &res); err != nil {
+		return nil, err
+	}
+	if res.Completion.Values == nil {
+		res.Completion.Values = []string{}
+	}
+	return &res, nil
+}
+
+// RootsListChanged tells a v1 plugin that exports on_roots_list_changed
+// that the client's roots changed. Other plugins ignore it.
+func (p *Plugin) RootsListChanged(ctx context.Context, c *Call) error {
+	if !p.exports["on_roots_list_changed"] || p.iface != V1 {
+		return nil
+	}
+	return p.run(ctx, c, "on_roots_list_changed", map[string]any{"_meta": c.v1().Meta}, nil)
+}

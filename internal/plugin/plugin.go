@@ -1,0 +1,132 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Plugin is a compiled plugin with its pool of instances. It is safe for
+// concurrent use.
+type Plugin struct {
+	name    string
+	opts    Options
+	log     *slog.Logger
+	pool    *pool
+	iface   Interface
+	exports map[string]bool
+	events  atomic.Pointer[Events]
+}
+
+// SetEvents directs the plugin's list-changed and resource-updated
+// notifications to ev. Until it is called they are dropped.
+func (p *Plugin) SetEvents(ev Events) { p.events.Store(&ev) }
+
+func (p *Plugin) emit(fn func(Events)) {
+	if ev := p.events.Load(); ev != nil && *ev != nil {
+		fn(*ev)
+	}
+}
+
+// Name returns the plugin's configured name.
+func (p *Plugin) Name() string { return p.name }
+
+// Interface returns the interface the module speaks.
+func (p *Plugin) Interface() Interface { return p.iface }
+
+// Has reports whether the module exports the named function.
+func (p *Plugin) Has(export string) bool { return p.exports[export] }
+
+// Close stops the plugin: new calls fail with ErrClosed, calls in progress
+// finish on their instances, and the module is released after the last one.
+func (p *Plugin) Close(ctx context.Context) { p.pool.close(ctx) }
+
+// Wait blocks until a closed plugin has released its module, or ctx is done.
+func (p *Plugin) Wait(ctx context.Context) error { return p.pool.wait(ctx) }
+
+// Stats reports the number of instances in use and idle.
+func (p *Plugin) Stats() (inUse, idle int) { return p.pool.stats() }
+
+// Call describes the MCP request a plugin call serves.
+type Call struct {
+	// Host reaches the MCP client of the session that made the request. Nil
+	// means there is none: host imports that need a client fail.
+	Host Host
+	// ID is the JSON-RPC id of the request, as a string; empty if none.
+	ID string
+	// Meta is the request's _meta, passed through to v1 plugins.
+	Meta map[string]any
+}
+
+// callState is what the host imports of a running call can see.
+type callState struct {
+	plugin *Plugin
+	call   *Call
+	budget *budget
+	ctx    context.Context // the caller's context, without the budget
+}
+
+type stateKey struct{}
+
+func stateFrom(ctx context.Context) *callState {
+	s, _ := ctx.Value(stateKey{}).(*callState)
+	return s
+}
+
+// invoke runs one export on a borrowed instance and returns its output.
+func (p *Plugin) invoke(ctx context.Context, c *Call, export string, input []byte) (out []byte, err error) {
+	if c == nil {
+		c = &Call{}
+	}
+	inst, err := p.pool.get(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", p.name, err)
+	}
+	healthy := false
+	defer func() { p.pool.put(inst, healthy) }()
+
+	bctx, b := withBudget(ctx, p.opts.Limits.CallTimeout)
+	bctx = context.WithValue(bctx, stateKey{}, &callState{plugin: p, call: c, budget: b, ctx: ctx})
+	rc, out, err := safeCall(bctx, inst, export, input)
+	expired := b.stop()
+
+	switch {
+	case expired:
+		return nil, fmt.Errorf("plugin %s: %s: %w (%s)", p.name, export, ErrTimeout, p.opts.Limits.CallTimeout)
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("plugin %s: %s: %w", p.name, export, context.Cause(ctx))
+	case err != nil:
+		if msg := inst.p.GetError(); msg != "" && msg == err.Error() {
+			healthy = true
+			return nil, &PluginError{Export: export, Message: msg}
+		}
+		var exit *sys.ExitError
+		if errors.As(err, &exit) {
+			return nil, fmt.Errorf("plugin %s: %s: %w: exited with code %d", p.name, export, ErrTrap, exit.ExitCode())
+		}
+		return nil, fmt.Errorf("plugin %s: %s: %w: %v", p.name, export, ErrTrap, err)
+	case rc != 0:
+		healthy = true
+		return nil, &PluginError{Export: export, Message: fmt.Sprintf("%s returned status %d", export, rc)}
+	case int64(len(out)) > p.opts.Limits.MaxOutput:
+		// The instance is sound, but holds a large output buffer: drop it
+		// to give the memory back.
+		return nil, fmt.Errorf("plugin %s: %s: %w (%d > %d bytes)", p.name, export, ErrOutputTooLarge, len(out), p.opts.Limits.MaxOutput)
+	}
+	healthy = true
+	return out, nil
+}
+
+// safeCall calls the export, turning a panic anywhere below into an error.
+func safeCall(ctx context.Context, inst *instance, export string, input []byte) (rc uint32, out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic during call: %v", r)
+		}
+	}()
+	return inst.p.CallWithContext(ctx, export, input)
+}

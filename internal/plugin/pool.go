@@ -1,0 +1,160 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	extism "github.com/extism/go-sdk"
+)
+
+// pool hands out plugin instances, at most max of them at once. Idle
+// instances are kept for reuse; an instance returned as unhealthy is closed.
+type pool struct {
+	compiled *extism.CompiledPlugin
+	cfg      extism.PluginInstanceConfig
+	log      *slog.Logger
+	slots    chan struct{} // one token per instance in use
+
+	mu     sync.Mutex
+	idle   []*instance
+	inUse  int
+	closed bool
+	done   chan struct{} // closed once the compiled module is closed
+}
+
+type instance struct {
+	p *extism.Plugin
+}
+
+func newPool(compiled *extism.CompiledPlugin, cfg extism.PluginInstanceConfig, max int, log *slog.Logger) *pool {
+	return &pool{
+		compiled: compiled,
+		cfg:      cfg,
+		log:      log,
+		slots:    make(chan struct{}, max),
+		done:     make(chan struct{}),
+	}
+}
+
+// get borrows an instance, creating one when none is idle. It waits while
+// max instances are in use, until ctx is done.
+func (p *pool) get(ctx context.Context) (*instance, error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.slots
+		return nil, ErrClosed
+	}
+	p.inUse++
+	if n := len(p.idle); n > 0 {
+		inst := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return inst, nil
+	}
+	p.mu.Unlock()
+
+	// Instantiation must not be cut short by the caller's deadline: a
+	// half-built instance is useless, and the cost is bounded.
+	ep, err := p.compiled.Instance(context.WithoutCancel(ctx), p.cfg)
+	if err != nil {
+		p.release()
+		return nil, err
+	}
+	ep.SetLogger(p.logPlugin)
+	return &instance{p: ep}, nil
+}
+
+// put gives back an instance borrowed with get. Unhealthy instances, and
+// all instances once the pool is closed, are closed instead of kept.
+func (p *pool) put(inst *instance, healthy bool) {
+	p.mu.Lock()
+	keep := healthy && !p.closed
+	if keep {
+		p.idle = append(p.idle, inst)
+	}
+	p.mu.Unlock()
+	if !keep {
+		inst.p.Close(context.Background())
+	}
+	p.release()
+}
+
+// release frees the slot of an instance that is no longer in use, and
+// closes the compiled module when the pool is closed and this was the last.
+func (p *pool) release() {
+	p.mu.Lock()
+	p.inUse--
+	last := p.closed && p.inUse == 0
+	p.mu.Unlock()
+	<-p.slots
+	if last {
+		p.closeCompiled()
+	}
+}
+
+func (p *pool) closeCompiled() {
+	p.compiled.Close(context.Background())
+	close(p.done)
+}
+
+// close closes idle instances at once. Calls in progress finish on their
+// instances, which are closed as they are returned; the compiled module is
+// closed after the last of them. close does not wait for that: see wait.
+func (p *pool) close(ctx context.Context) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	last := p.inUse == 0
+	p.mu.Unlock()
+	for _, inst := range idle {
+		inst.p.Close(ctx)
+	}
+	if last {
+		p.closeCompiled()
+	}
+}
+
+// wait blocks until a closed pool has released everything, or ctx is done.
+func (p *pool) wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stats reports the number of instances in use and idle.
+func (p *pool) stats() (inUse, idle int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inUse, len(p.idle)
+}
+
+func (p *pool) logPlugin(level extism.LogLevel, msg string) {
+	var l slog.Level
+	switch level {
+	case extism.LogLevelTrace, extism.LogLevelDebug:
+		l = slog.LevelDebug
+	case extism.LogLevelInfo:
+		l = slog.LevelInfo
+	case extism.LogLevelWarn:
+		l = slog.LevelWarn
+	default:
+		l = slog.LevelError
+	}
+	p.log.Log(context.Background(), l, msg, "source", "plugin")
+}

@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/plugin"
+)
+
+// recovered turns a panic in a handler into an error, so that a bug hit by
+// one request does not take the server down.
+func (s *Server) recovered(method string, err *error) {
+	if r := recover(); r != nil {
+		s.log.Error("panic in handler", "method", method, "panic", r, "stack", string(debug.Stack()))
+		*err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("internal error in %s", method)}
+	}
+}
+
+// call describes the request being served to the plugin.
+func (s *Server) call(ctx context.Context, ss *mcp.ServerSession, meta mcp.Meta) *plugin.Call {
+	c := &plugin.Call{ID: requestID(ctx), Meta: meta}
+	if ss != nil {
+		c.Host = &sessionHost{ss: ss}
+	}
+	return c
+}
+
+func (m *mount) toolHandler(name string, schema *jsonschema.Resolved) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		defer m.srv.recovered("tools/call", &err)
+		args := req.Params.Arguments
+		if msg := validateArguments(schema, args); msg != "" {
+			return errorResult("invalid arguments for tool %q: %s", req.Params.Name, msg), nil
+		}
+		res, err = m.Plugin.CallTool(ctx, m.srv.call(ctx, req.Session, req.Params.Meta), name, args)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			m.srv.logCallError(m.name, err)
+			return errorResult("%s", toolError(err)), nil
+		}
+		return res, nil
+	}
+}
+
+// validateArguments checks tool arguments against the tool's input schema
+// and returns what is wrong, or "".
+func validateArguments(schema *jsonschema.Resolved, raw json.RawMessage) string {
+	var args any = map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return "arguments are not valid JSON: " + err.Error()
+		}
+	}
+	if _, ok := args.(map[string]any); !ok {
+		return "arguments must be a JSON object"
+	}
+	if err := schema.Validate(args); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func errorResult(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}},
+	}
+}
+
+// toolError is the text a failed tool call shows the model: the plugin's
+// own message when it reported one, else what went wrong with the plugin.
+func toolError(err error) string {
+	var pe *plugin.PluginError
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return err.Error()
+}
+
+// logCallError logs a failed tool call: at debug level when the plugin
+// reported the error itself, as a warning when the plugin failed.
+func (s *Server) logCallError(name string, err error) {
+	var pe *plugin.PluginError
+	if errors.As(err, &pe) {
+		s.log.Debug("tool call failed", "plugin", name, "error", err)
+		return
+	}
+	s.log.Warn("tool call failed", "plugin", name, "error", err)
+}
+
+func (m *mount) resourceHandler() mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
+		defer m.srv.recovered("resources/read", &err)
+		uri := req.Params.URI
+		res, err = m.Plugin.ReadResource(ctx, m.srv.call(ctx, req.Session, req.Params.Meta), m.pluginURI(uri))
+		if err != nil {
+			return nil, requestError(err)
+		}
+		for _, c := range res.Contents {
+			if c == nil {
+				return nil, requestError(fmt.Errorf("%w: null entry in contents", plugin.ErrBadOutput))
+			}
+			if c.URI != "" && m.Prefix != "" && !strings.HasPrefix(c.URI, m.exposedURI("")) {
+				c.URI = m.exposedURI(c.URI)
+			}
+		}
+		return res, nil
+	}
+}
+
+func (m *mount) promptHandler(name string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (res *mcp.GetPromptResult, err error) {
+		defer m.srv.recovered("prompts/get", &err)
+		res, err = m.Plugin.GetPrompt(ctx, m.srv.call(ctx, req.Session, req.Params.Meta), name, req.Params.Arguments)
+		if err != nil {
+			return nil, requestError(err)
+		}
+		return res, nil
+	}
+}
+
+// requestError is the MCP error for a failed read, prompt or completion.
+func requestError(err error) error {
+	var pe *plugin.PluginError
+	if errors.As(err, &pe) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: pe.Message}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// complete routes completion/complete to the plugin that owns the prompt or
+// resource template referred to.
+func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *mcp.CompleteResult, err error) {
+	defer s.recovered("completion/complete", &err)
+	ref := req.Params.Ref
+	if ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing ref"}
+	}
+	var m *mount
+	params := *req.Params
+	r := *ref
+	s.mu.Lock()
+	switch ref.Type {
+	case "ref/prompt":
+		m = s.prompts[ref.Name]
+		if m != nil {
+			r.Name = m.pluginName(ref.Name)
+		}
+	case "ref/resource":
+		if m = s.templates[ref.URI]; m == nil {
+			m = s.resources[ref.URI]
+		}
+		if m != nil {
+			r.URI = m.pluginURI(ref.URI)
+		}
+	}
+	s.mu.Unlock()
+	if m == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown %s %q", ref.Type, ref.Name+ref.URI)}
+	}
+	if !m.Plugin.Has("complete") {
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+	}
+	params.Ref = &r
+	res, err = m.Plugin.Complete(ctx, s.call(ctx, req.Session, req.Params.Meta), &params)
+	if err != nil {
+		return nil, requestError(err)
+	}
+	return res, nil
+}
+
+// subscribe accepts subscriptions to URIs that some plugin serves. The SDK
+// keeps track of them; plugins report updates with notify_resource_updated.
+func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	s.mu.Lock()
+	_, ok := s.resources[uri]
+	s.mu.Unlock()
+	if ok || s.matchesTemplate(uri) {
+		return nil
+	}
+	return mcp.ResourceNotFoundError(uri)
+}
+
+// rootsListChanged tells every v1 plugin that asked (by exporting
+// on_roots_list_changed) that the session's roots changed.
+func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
+	for _, m := range s.mounts {
+		if !m.Plugin.Has("on_roots_list_changed") {
+			continue
+		}
+		// The notification's context ends when the handler returns; the
+		// plugin runs on its own, bounded by its call timeout.
+		call := s.call(ctx, req.Session, req.Params.Meta)
+		go func() {
+			if err := m.Plugin.RootsListChanged(context.WithoutCancel(ctx), call); err != nil {
+				s.log.Warn("on_roots_list_changed failed", "plugin", m.name, "error", err)
+			}
+		}()
+	}
+}

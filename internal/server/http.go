@@ -1,0 +1,101 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTPOptions configure the Streamable HTTP transport. A nil *HTTPOptions
+// means defaults.
+type HTTPOptions struct {
+	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
+	// may call the server, besides those on localhost. Requests without an
+	// Origin header (non-browser clients) are always allowed.
+	AllowedOrigins []string
+	// AllowedHosts lists Host header values accepted besides localhost,
+	// 127.0.0.1 and [::1] (with any port): a request naming another host is
+	// refused, which defeats DNS rebinding.
+	AllowedHosts []string
+	// SessionTimeout closes sessions idle for that long; zero means never.
+	SessionTimeout time.Duration
+}
+
+// Path is where the HTTP handler serves MCP.
+const Path = "/mcp"
+
+// HTTPHandler serves the server over Streamable HTTP at [Path], with
+// sessions, resumable streams, and Host and Origin checks.
+func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:         s.log,
+		EventStore:     mcp.NewMemoryEventStore(nil),
+		SessionTimeout: o.SessionTimeout,
+		// guard below checks Host on every address, not only on loopback.
+		DisableLocalhostProtection: true,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(Path, guard(h, o))
+	return mux
+}
+
+// guard refuses requests whose Host or Origin is not allowed.
+func guard(next http.Handler, o HTTPOptions) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(r.Host, o.AllowedHosts) {
+			http.Error(w, "Forbidden: Host "+r.Host+" is not allowed", http.StatusForbidden)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, o.AllowedOrigins) {
+			http.Error(w, "Forbidden: Origin "+origin+" is not allowed", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isLocalhost(host string) bool {
+	switch strings.ToLower(host) {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
+
+// hostname strips the port from a host[:port], and brackets from IPv6.
+func hostname(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+func hostAllowed(host string, allowed []string) bool {
+	name := hostname(host)
+	if isLocalhost(name) {
+		return true
+	}
+	return slices.ContainsFunc(allowed, func(a string) bool {
+		return strings.EqualFold(a, host) || strings.EqualFold(a, name)
+	})
+}
+
+func originAllowed(origin string, allowed []string) bool {
+	if slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(strings.TrimSuffix(a, "/"), origin) }) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return isLocalhost(u.Hostname())
+}

@@ -1,0 +1,210 @@
+// Package server serves a set of plugins as one MCP server, on the
+// modelcontextprotocol go-sdk.
+//
+// Each plugin's tools, resources, resource templates and prompts are
+// registered under the plugin's own names (or, with a prefix, "prefix_name"
+// for tools and prompts and "prefix+uri" for URIs). A name or URI offered by
+// two plugins is an error at start-up. Calls are routed to the plugin that
+// owns the name; host imports made during a call reach the client of the
+// session that made it.
+//
+// Transports are separate from the handlers: serve [Server.MCP] over
+// stdio with mcp.StdioTransport, or over Streamable HTTP with
+// [Server.HTTPHandler].
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/plugin"
+)
+
+// ErrConflict reports a tool or prompt name, or a resource URI, that two
+// plugins offer.
+var ErrConflict = errors.New("offered by two plugins")
+
+// Mount is a plugin as the server presents it.
+type Mount struct {
+	Plugin *plugin.Plugin
+	// Prefix, if set, is put before the plugin's names ("prefix_name") and
+	// URIs ("prefix+uri") to keep them apart from other plugins'.
+	Prefix string
+}
+
+// Options configure a Server. A nil *Options means defaults.
+type Options struct {
+	// Logger receives the server's diagnostics. Nil means slog.Default().
+	Logger *slog.Logger
+	// Version is reported to clients in serverInfo.
+	Version string
+	// PageSize is the number of items a list answer holds; zero means the
+	// SDK default.
+	PageSize int
+}
+
+// Server is an MCP server over a fixed set of plugins.
+type Server struct {
+	mcp    *mcp.Server
+	log    *slog.Logger
+	mounts []*mount
+
+	mu        sync.Mutex
+	tools     map[string]*mount // exposed name -> owner
+	prompts   map[string]*mount
+	resources map[string]*mount // exposed URI -> owner
+	templates map[string]*mount // exposed URI template -> owner
+}
+
+// mount is a Mount plus what the server has registered for it.
+type mount struct {
+	Mount
+	name string
+	srv  *Server
+
+	refreshMu sync.Mutex // serializes re-listing of this plugin
+}
+
+// New lists every plugin and builds the server. It fails if two plugins
+// offer the same name or URI. Plugins stay owned by the caller.
+func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Server{
+		log:       o.Logger,
+		tools:     map[string]*mount{},
+		prompts:   map[string]*mount{},
+		resources: map[string]*mount{},
+		templates: map[string]*mount{},
+	}
+	for _, m := range mounts {
+		s.mounts = append(s.mounts, &mount{Mount: m, name: m.Plugin.Name(), srv: s})
+	}
+
+	catalogs := make([]*catalog, len(s.mounts))
+	var errs []error
+	for i, m := range s.mounts {
+		c, err := m.list(ctx, allLists)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		catalogs[i] = c
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := checkConflicts(s.mounts, catalogs); err != nil {
+		return nil, err
+	}
+
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
+		Logger:                  o.Logger,
+		PageSize:                o.PageSize,
+		Capabilities:            s.capabilities(),
+		CompletionHandler:       s.complete,
+		SubscribeHandler:        s.subscribe,
+		UnsubscribeHandler:      func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		RootsListChangedHandler: s.rootsListChanged,
+	})
+	for i, m := range s.mounts {
+		m.apply(catalogs[i], allLists)
+		m.Plugin.SetEvents(m)
+	}
+	return s, nil
+}
+
+// MCP returns the go-sdk server, to be run on a transport.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// capabilities advertises what the plugins can offer, now or after a list
+// change.
+func (s *Server) capabilities() *mcp.ServerCapabilities {
+	caps := &mcp.ServerCapabilities{
+		Logging: &mcp.LoggingCapabilities{},
+		Tools:   &mcp.ToolCapabilities{ListChanged: true},
+	}
+	for _, m := range s.mounts {
+		p := m.Plugin
+		if p.Interface() != plugin.Legacy && (p.Has("list_resources") || p.Has("list_resource_templates")) {
+			caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
+		}
+		if p.Interface() == plugin.V1 && p.Has("list_prompts") {
+			caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+		}
+		if p.Interface() == plugin.V1 && p.Has("complete") {
+			caps.Completions = &mcp.CompletionCapabilities{}
+		}
+	}
+	return caps
+}
+
+// exposedName is a tool or prompt name as clients see it.
+func (m *mount) exposedName(name string) string {
+	if m.Prefix == "" {
+		return name
+	}
+	return m.Prefix + "_" + name
+}
+
+// exposedURI is a resource URI or URI template as clients see it.
+func (m *mount) exposedURI(uri string) string {
+	if m.Prefix == "" {
+		return uri
+	}
+	return m.Prefix + "+" + uri
+}
+
+// pluginURI undoes exposedURI.
+func (m *mount) pluginURI(uri string) string {
+	return strings.TrimPrefix(uri, m.exposedURI(""))
+}
+
+// pluginName undoes exposedName.
+func (m *mount) pluginName(name string) string {
+	return strings.TrimPrefix(name, m.exposedName(""))
+}
+
+// checkConflicts reports every exposed name or URI claimed by two plugins.
+func checkConflicts(mounts []*mount, catalogs []*catalog) error {
+	type claim struct{ kind, key string }
+	owner := map[claim]string{}
+	var errs []error
+	add := func(m *mount, kind, key string) {
+		c := claim{kind, key}
+		if prev, ok := owner[c]; ok && prev != m.name {
+			errs = append(errs, fmt.Errorf("%s %q is %w %q and %q; give one of them a prefix", kind, key, ErrConflict, prev, m.name))
+			return
+		}
+		owner[c] = m.name
+	}
+	for i, m := range mounts {
+		c := catalogs[i]
+		for _, t := range c.tools {
+			add(m, "tool", m.exposedName(t.tool.Name))
+		}
+		for _, p := range c.prompts {
+			add(m, "prompt", m.exposedName(p.Name))
+		}
+		for _, r := range c.resources {
+			add(m, "resource", m.exposedURI(r.URI))
+		}
+		for _, t := range c.templates {
+			add(m, "resource template", m.exposedURI(t.URITemplate))
+		}
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}
