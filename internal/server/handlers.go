@@ -181,7 +181,8 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *m
 
 // subscribe accepts subscriptions to URIs that some plugin serves. The SDK
 // keeps track of them; plugins report updates with notify_resource_updated.
-func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) (err error) {
+	defer s.recovered("resources/subscribe", &err)
 	uri := req.Params.URI
 	s.mu.Lock()
 	_, ok := s.resources[uri]
@@ -195,13 +196,19 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 // rootsListChanged tells every v1 plugin that asked (by exporting
 // on_roots_list_changed) that the session's roots changed.
 func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
+	var err error
+	defer s.recovered("notifications/roots/list_changed", &err)
 	for _, m := range s.mounts {
 		if !m.Plugin.Has("on_roots_list_changed") {
 			continue
 		}
 		// The notification's context ends when the handler returns; the
 		// plugin runs on its own, bounded by its call timeout.
-		call := s.call(ctx, req.Session, req.Params.Meta)
+		var meta mcp.Meta
+		if req.Params != nil {
+			meta = req.Params.Meta
+		}
+		call := s.call(ctx, req.Session, meta)
 		go func() {
 			if err := m.Plugin.RootsListChanged(context.WithoutCancel(ctx), call); err != nil {
 				s.log.Warn("on_roots_list_changed failed", "plugin", m.name, "error", err)

@@ -111,13 +111,14 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	}
 
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
-		Logger:                  o.Logger,
-		PageSize:                o.PageSize,
-		Capabilities:            s.capabilities(),
-		CompletionHandler:       s.complete,
-		SubscribeHandler:        s.subscribe,
-		UnsubscribeHandler:      func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-		RootsListChangedHandler: s.rootsListChanged,
+		Logger:                    o.Logger,
+		SupportedProtocolVersions: sessionProtocolVersions(),
+		PageSize:                  o.PageSize,
+		Capabilities:              s.capabilities(),
+		CompletionHandler:         s.complete,
+		SubscribeHandler:          s.subscribe,
+		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		RootsListChangedHandler:   s.rootsListChanged,
 	})
 	for i, m := range s.mounts {
 		m.apply(catalogs[i], allLists)
@@ -125,6 +126,23 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// sessionProtocolVersions are the protocol versions the server speaks: those
+// with sessions, up to 2025-11-25. From 2026-07-28 on, a server may not send
+// requests to the client while serving one (sampling, elicitation and roots
+// become multi-round-trip results), which a plugin blocked in a host import
+// cannot answer; clients of that version fall back to 2025-11-25.
+func sessionProtocolVersions() []string {
+	var vs []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v <= lastSessionProtocol {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+const lastSessionProtocol = "2025-11-25"
 
 // MCP returns the go-sdk server, to be run on a transport.
 func (s *Server) MCP() *mcp.Server { return s.mcp }

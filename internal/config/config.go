@@ -1,0 +1,177 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Defaults applied by Load, Parse and Single. Sizes are in bytes.
+const (
+	DefaultHTTPAddr           = "127.0.0.1:8080" // for HTTP requested without an address
+	DefaultMemory       int64 = 256 << 20        // 256MiB = 4096 pages
+	DefaultCallTimeout        = 30 * time.Second
+	DefaultHostTimeout        = 10 * time.Minute
+	DefaultMaxInstances       = 0        // automatic
+	DefaultMaxOutput    int64 = 16 << 20 // 16MiB
+)
+
+// PageSize is the size of a WebAssembly memory page, the unit of
+// Limits.MemoryPages.
+const PageSize = 64 << 10
+
+// Bounds enforced by validation.
+const (
+	maxMemory       int64 = 4 << 30 // wasm32 address space: 65536 pages
+	maxOutput       int64 = 4 << 30 // no wasm32 plugin can produce more
+	maxMaxInstances       = 1024
+)
+
+// Config is a validated, fully defaulted Hangar configuration. Treat it as
+// read-only once returned.
+type Config struct {
+	HTTP    HTTP
+	Plugins []Plugin // in file order; nil when the file lists none
+}
+
+// HTTP holds the settings for serving Streamable HTTP.
+type HTTP struct {
+	Addr           string   // "host:port", or "" when not configured
+	AllowedOrigins []string // normalized "scheme://host[:port]", lower case
+	AllowedHosts   []string // normalized "host" or "host:port", lower case
+}
+
+// Plugin is one WebAssembly module to host.
+type Plugin struct {
+	Name   string            // unique, matches ^[a-z0-9][a-z0-9_-]{0,63}$
+	Path   string            // absolute and clean
+	Prefix string            // "" for none; matches ^[A-Za-z][A-Za-z0-9.-]{0,31}$
+	Config map[string]string // Extism config; nil when empty
+	Limits Limits
+	Grants Grants
+}
+
+// Limits bound the resources a plugin may use. After Load, Parse or Single
+// every field holds a usable value; only MaxInstances may be 0, meaning
+// "choose automatically".
+type Limits struct {
+	MemoryPages  uint32        // 1..65536 pages of PageSize bytes
+	CallTimeout  time.Duration // > 0
+	HostTimeout  time.Duration // > 0
+	MaxInstances int           // 0 (automatic) ..1024
+	MaxOutput    int64         // bytes, 1..4GiB
+}
+
+// Grants are the capabilities given to a plugin. The zero value grants
+// nothing.
+type Grants struct {
+	AllowedHosts []string          // lower-case host names, IP addresses or "*.domain"
+	AllowedPaths []Mount           // distinct guest paths
+	Env          map[string]string // expanded values; nil when empty
+}
+
+// Mount makes a host directory visible to the plugin.
+type Mount struct {
+	Host     string // absolute, clean path of an existing directory
+	Guest    string // absolute, clean slash-separated path in the plugin
+	ReadOnly bool
+}
+
+// DefaultLimits returns the limits a plugin gets when its configuration sets
+// none.
+func DefaultLimits() Limits {
+	return Limits{
+		MemoryPages:  uint32(DefaultMemory / PageSize),
+		CallTimeout:  DefaultCallTimeout,
+		HostTimeout:  DefaultHostTimeout,
+		MaxInstances: DefaultMaxInstances,
+		MaxOutput:    DefaultMaxOutput,
+	}
+}
+
+// Load reads and parses the configuration file at path. Relative paths in
+// the file resolve against the file's directory; ${NAME} references in
+// grants.env read the process environment. Problems with the content are
+// all reported together (see Error); they wrap ErrInvalid.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	return Parse(data, path, filepath.Dir(abs), nil)
+}
+
+// Parse parses a configuration held in memory. filename is used only in
+// error messages (it may be empty). Relative paths resolve against baseDir,
+// itself made absolute against the working directory ("" means the working
+// directory). getenv resolves ${NAME} references in grants.env; nil means
+// os.LookupEnv. Referenced files and directories must exist.
+func Parse(data []byte, filename, baseDir string, getenv func(string) (string, bool)) (*Config, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	base, err := filepath.Abs(baseDir)
+	if err != nil {
+		return nil, fmt.Errorf("parse config: base directory: %w", err)
+	}
+	d := &decoder{file: filename, baseDir: base, getenv: getenv}
+	cfg := d.decode(data)
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Single returns the configuration of a plugin given only as a .wasm file,
+// as in "hangar serve FILE.wasm": default limits, no prefix, no config and
+// no grants. The name is derived from the file's base name: the name
+// without its extension, lower-cased, each run of characters outside
+// [a-z0-9_-] replaced by "-", leading "-" and "_" and trailing "-" dropped,
+// cut to 64 characters, or "plugin" if nothing is left ("My Tool.v2.wasm" becomes
+// "my-tool-v2"). The path is made absolute. Single does not check that the
+// file exists.
+func Single(wasmPath string) Plugin {
+	p := wasmPath
+	if abs, err := filepath.Abs(wasmPath); err == nil {
+		p = abs
+	}
+	return Plugin{
+		Name:   nameFromFile(wasmPath),
+		Path:   p,
+		Limits: DefaultLimits(),
+	}
+}
+
+// nameFromFile derives a valid plugin name from a file path; see Single.
+func nameFromFile(path string) string {
+	base := filepath.Base(path)
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(base) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+			dash = r == '-'
+			continue
+		}
+		if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	name := strings.TrimLeft(b.String(), "-_")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	name = strings.TrimRight(name, "-")
+	if name == "" {
+		return "plugin"
+	}
+	return name
+}

@@ -1,0 +1,161 @@
+// Package config reads and validates Hangar configuration files.
+//
+// A configuration file lists the WebAssembly plugins Hangar hosts, what each
+// may use, and defaults for serving over HTTP. It is YAML or JSON (JSON is
+// read as YAML, of which it is a subset, so a file named .json needs no
+// special treatment; YAML's leniencies then apply to it too, such as a
+// trailing comma before "]" or "}"). [Load] reads a file; [Parse] parses bytes; both return a
+// [Config] that is fully validated and defaulted, or every problem found.
+// [Single] builds the [Plugin] for a lone .wasm file given on the command
+// line, without a configuration file.
+//
+// # Example
+//
+//	http:
+//	  addr: 127.0.0.1:8080
+//	  allowed_origins: ["http://localhost:3000"]
+//	  allowed_hosts: ["mcp.example.test"]
+//	plugins:
+//	  - name: hello
+//	    path: ./plugins/hello.wasm
+//	    prefix: hi
+//	    config:
+//	      greeting: Hello
+//	    limits:
+//	      memory: 64MiB
+//	      call_timeout: 30s
+//	      host_timeout: 10m
+//	      max_instances: 8
+//	      max_output: 16MiB
+//	    grants:
+//	      allowed_hosts: ["api.example.com", "*.example.org"]
+//	      allowed_paths:
+//	        - host: ./data
+//	          guest: /data
+//	          read_only: true
+//	      env:
+//	        API_KEY: ${HANGAR_API_KEY}
+//	        MODE: prod
+//
+// testdata/full.yaml in this package is a commented example using every
+// setting.
+//
+// # Top level
+//
+// The top level is a mapping with two optional keys, http and plugins. An
+// empty file, or one holding only comments, is valid: it configures a server
+// with no plugins. So is a file whose plugins list is empty or missing.
+//
+// # http
+//
+// Settings for serving Streamable HTTP.
+//
+//   - addr: the address to serve HTTP on, host:port with a numeric port. The
+//     host may be empty (":8080", every interface), an IP address or a name;
+//     port 0 picks a free port. Not set (or ""): HTTP.Addr is empty, and the
+//     command line decides the transport; hangar serve then uses stdio unless
+//     given --http. [DefaultHTTPAddr], 127.0.0.1:8080, is the address for
+//     HTTP requested without one.
+//   - allowed_origins: browser origins allowed to connect, written
+//     scheme://host[:port] with no path and no trailing slash. "*" is
+//     rejected. Values are lower-cased and the default port (80 for http,
+//     443 for https) is dropped. Requests without an Origin header and from
+//     localhost origins are allowed regardless (by the server). Default:
+//     none.
+//   - allowed_hosts: Host header values accepted besides the server's own
+//     defaults, as protection against DNS rebinding: "host" or "host:port",
+//     IPv6 addresses in brackets. No wildcards. Values are lower-cased.
+//     Default: none.
+//
+// # plugins
+//
+// A list; each item is a mapping:
+//
+//   - name (required): unique among the plugins, 1 to 64 characters matching
+//     ^[a-z0-9][a-z0-9_-]{0,63}$.
+//   - path (required): the .wasm file. A relative path is relative to the
+//     directory of the configuration file (for Parse, to its baseDir), not to
+//     the working directory. "~" is not expanded. The file must exist and not
+//     be a directory. Stored absolute and clean.
+//   - prefix: namespaces what the plugin serves: tools and prompts are named
+//     "<prefix>_<name>", resource URIs become "<prefix>+<uri>". 1 to 32
+//     characters matching ^[A-Za-z][A-Za-z0-9.-]{0,31}$. Default (or ""):
+//     none.
+//   - config: a mapping of strings passed to the plugin as its Extism config
+//     (read with config_get). Keys must not be blank. Values are scalars,
+//     taken exactly as written: 3 becomes "3", true becomes "true", 1.10
+//     stays "1.10". Null values (write "" for an empty string) and nested
+//     mappings or lists are errors. ${NAME} is not expanded here.
+//   - limits and grants, below.
+//
+// # limits
+//
+//   - memory: the most linear memory the plugin may have. Default 256MiB
+//     ([DefaultMemory]). A size (see below), rounded up to whole 64KiB
+//     WebAssembly pages; at least 1 byte, at most 4GiB (65536 pages).
+//   - call_timeout: how long the plugin may run for one call. A Go duration
+//     with a unit ("30s", "1m30s", "1.5h"); a bare number is an error.
+//     Greater than zero. Default 30s ([DefaultCallTimeout]).
+//   - host_timeout: the longest the plugin waits for the MCP client when it
+//     asks for sampling, elicitation or roots. A duration, greater than
+//     zero. Default 10m ([DefaultHostTimeout]).
+//   - max_instances: the most instances of the plugin running at once, 0 to
+//     1024. Default 0, meaning Hangar chooses.
+//   - max_output: the most bytes the plugin may return from one call. A
+//     size, at least 1 byte, at most 4GiB. Default 16MiB
+//     ([DefaultMaxOutput]).
+//
+// Sizes are a whole number of bytes (an integer, or a string of digits), or
+// a whole number with a unit: B; KiB, MiB, GiB, TiB (powers of 1024); KB,
+// MB, GB, TB (powers of 1000). Units are case-insensitive and may follow a
+// space: "64MiB", "64 mib", "5MB". Fractions ("1.5GiB") and the ambiguous
+// one-letter units K, M, G, T are rejected. See [ParseSize].
+//
+// # grants
+//
+// What the plugin may use beyond computing. Nothing is granted by default.
+//
+//   - allowed_hosts: hosts the plugin may reach with Extism HTTP requests:
+//     exact host names, IP addresses, or "*." followed by a domain of at
+//     least two labels, which matches the subdomains of that domain (not the
+//     domain itself: list both if both are needed). No scheme, port or path;
+//     a listed host is reachable on any port. "*" alone is rejected: list the
+//     hosts. Values are lower-cased; duplicates are errors.
+//   - allowed_paths: host directories visible to the plugin through WASI, a
+//     list of mappings:
+//     host (required) is a directory, relative to the configuration file's
+//     directory like path, which must exist when the configuration is
+//     loaded; guest is where the plugin sees it, an absolute slash-separated
+//     path, by default the absolute host path itself; read_only (default
+//     false) makes it read-only. Two mounts may share neither a host directory
+//     nor a guest path.
+//   - env: environment variables the plugin sees through WASI. Names are
+//     letters, digits and underscores, not starting with a digit; values are
+//     scalars as in config. In values, ${NAME} is replaced with the value of
+//     NAME in Hangar's own environment and NAME must be set (set but empty is
+//     fine). "$$" is a literal "$". "$NAME" without braces is an error (write
+//     "${NAME}", or "$$NAME" for the literal text), as are shell forms such
+//     as ${NAME:-default}. A "$" followed by anything else is literal.
+//     Nothing of Hangar's environment is passed on unless listed here.
+//
+// # Strictness and errors
+//
+// Decoding is strict, to catch mistakes before a plugin runs: unknown keys
+// (with the closest known key suggested, or where the key belongs), keys
+// given twice, values of the wrong type (a string where a number is expected
+// and the reverse; quote a value to make it a string), and invalid values
+// are all errors. null, or a key with no value, means "not set" for optional
+// settings. Anchors and aliases (&name, *name) work; merge keys (<<) and
+// more than one YAML document per file do not.
+//
+// Load and Parse report every problem they find, not only the first, as
+// errors joined with errors.Join, sorted by position. Each is an [*Error]
+// and reads
+//
+//	file:line:col: path: problem
+//
+// where path locates the value in the document, as in
+// "plugins[1].limits.memory" (empty at the top level). Syntax errors have
+// no column: "file:line: syntax error: ...". Every such error wraps
+// [ErrInvalid]; errors reading the file do not.
+package config

@@ -1,0 +1,108 @@
+package pdk_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hangar-mcp/hangar/pdk"
+)
+
+// A tool with typed arguments and structured output.
+func ExampleAddTool() {
+	pdk.AddTool(&pdk.Tool{
+		Name:        "add",
+		Description: "Add two numbers.",
+		InputSchema: json.RawMessage(`{
+			"type": "object",
+			"properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+			"required": ["a", "b"]
+		}`),
+		OutputSchema: json.RawMessage(`{
+			"type": "object",
+			"properties": {"sum": {"type": "number"}},
+			"required": ["sum"]
+		}`),
+	}, func(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+		var args struct{ A, B float64 }
+		if err := req.BindArguments(&args); err != nil {
+			return nil, err
+		}
+		sum := args.A + args.B
+		res := pdk.TextResult(fmt.Sprint(sum))
+		res.StructuredContent = map[string]float64{"sum": sum}
+		return res, nil
+	})
+}
+
+// A resource template: reads of weather://forecast/paris reach the handler
+// with Vars["city"] set to "paris".
+func ExampleAddResourceTemplate() {
+	pdk.AddResourceTemplate(&pdk.ResourceTemplate{
+		URITemplate: "weather://forecast/{city}",
+		Name:        "forecast",
+		MIMEType:    "text/plain",
+	}, func(ctx *pdk.Context, req *pdk.ReadResourceRequest) (*pdk.ReadResourceResult, error) {
+		text := "Sunny in " + req.Vars["city"]
+		return &pdk.ReadResourceResult{Contents: []pdk.ResourceContents{
+			&pdk.TextResourceContents{URI: req.URI, MIMEType: "text/plain", Text: text},
+		}}, nil
+	})
+}
+
+// Sampling: a tool asks the client's language model.
+func ExampleContext_CreateMessage() {
+	pdk.AddTool(&pdk.Tool{Name: "haiku", Description: "Write a haiku."},
+		func(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+			res, err := ctx.CreateMessage(&pdk.CreateMessageParams{
+				Messages: []*pdk.SamplingMessage{
+					{Role: pdk.RoleUser, Content: &pdk.TextContent{Text: "Write a haiku about WebAssembly."}},
+				},
+				MaxTokens: 200,
+			})
+			if err != nil {
+				return nil, err // for example, the client does not support sampling
+			}
+			if text, ok := res.Content.(*pdk.TextContent); ok {
+				return pdk.TextResult(text.Text), nil
+			}
+			return nil, fmt.Errorf("unexpected %T answer", res.Content)
+		})
+}
+
+// Elicitation: a tool asks the user to confirm, waiting at most a minute.
+func ExampleContext_Elicit() {
+	pdk.AddTool(&pdk.Tool{Name: "delete_all", Description: "Delete everything, after confirmation."},
+		func(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+			res, err := ctx.Elicit(&pdk.ElicitParams{
+				Message: "Really delete everything?",
+				RequestedSchema: json.RawMessage(`{
+					"type": "object",
+					"properties": {"confirm": {"type": "boolean", "default": false}},
+					"required": ["confirm"]
+				}`),
+				Timeout: time.Minute,
+			})
+			if err != nil {
+				return nil, err
+			}
+			if res.Action != pdk.ElicitAccept || res.Content["confirm"] != true {
+				return pdk.TextResult("Nothing deleted."), nil
+			}
+			return pdk.TextResult("Deleted everything."), nil
+		})
+}
+
+// Progress and logging from a long-running tool.
+func ExampleContext_Progress() {
+	pdk.AddTool(&pdk.Tool{Name: "index", Description: "Index the documents."},
+		func(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+			docs := []string{"a.md", "b.md", "c.md"}
+			for i, doc := range docs {
+				_ = ctx.Logf(pdk.LevelDebug, "indexing %s", doc)
+				// Sent only if the client asked for progress.
+				_ = ctx.Progress(&pdk.ProgressParams{Progress: float64(i + 1), Total: float64(len(docs))})
+			}
+			return pdk.TextResult(fmt.Sprintf("Indexed %d documents.", len(docs))), nil
+		})
+}

@@ -1,0 +1,106 @@
+//go:build wasip1
+
+package pdk
+
+import (
+	"fmt"
+
+	extism "github.com/extism/go-pdk"
+)
+
+// defaultHost in wasip1 builds is the Extism host running the plugin.
+var defaultHost hostAPI = extismHost{}
+
+// extismHost calls Hangar's imports through Extism memory.
+type extismHost struct{}
+
+//go:wasmimport extism:host/user create_message
+func hostCreateMessage(uint64) uint64
+
+//go:wasmimport extism:host/user create_elicitation
+func hostCreateElicitation(uint64) uint64
+
+//go:wasmimport extism:host/user list_roots
+func hostListRoots() uint64
+
+//go:wasmimport extism:host/user notify_logging_message
+func hostNotifyLoggingMessage(uint64)
+
+//go:wasmimport extism:host/user notify_progress
+func hostNotifyProgress(uint64)
+
+//go:wasmimport extism:host/user notify_tool_list_changed
+func hostNotifyToolListChanged()
+
+//go:wasmimport extism:host/user notify_resource_list_changed
+func hostNotifyResourceListChanged()
+
+//go:wasmimport extism:host/user notify_prompt_list_changed
+func hostNotifyPromptListChanged()
+
+//go:wasmimport extism:host/user notify_resource_updated
+func hostNotifyResourceUpdated(uint64)
+
+//go:wasmimport extism:host/user notify_url_elicitation_completed
+func hostNotifyURLElicitationCompleted(uint64)
+
+// valueImports are the imports that return a JSON document, each taking
+// the offset of its input (ignored by imports without input).
+var valueImports = map[string]func(uint64) uint64{
+	importCreateMessage:     hostCreateMessage,
+	importCreateElicitation: hostCreateElicitation,
+	importListRoots:         func(uint64) uint64 { return hostListRoots() },
+}
+
+// notifyImports are the imports that return nothing, each taking the
+// offset of its input (ignored by imports without input).
+var notifyImports = map[string]func(uint64){
+	importNotifyLoggingMessage:      hostNotifyLoggingMessage,
+	importNotifyProgress:            hostNotifyProgress,
+	importNotifyToolListChanged:     func(uint64) { hostNotifyToolListChanged() },
+	importNotifyResourceListChanged: func(uint64) { hostNotifyResourceListChanged() },
+	importNotifyPromptListChanged:   func(uint64) { hostNotifyPromptListChanged() },
+	importNotifyResourceUpdated:     hostNotifyResourceUpdated,
+	importNotifyURLElicitationDone:  hostNotifyURLElicitationCompleted,
+}
+
+func (extismHost) config(key string) (string, bool) {
+	return extism.GetConfig(key)
+}
+
+func (extismHost) call(name string, input []byte) ([]byte, error) {
+	fn, ok := valueImports[name]
+	if !ok {
+		return nil, fmt.Errorf("pdk: unknown host import %q", name)
+	}
+	offset := withInput(input, fn)
+	if offset == 0 {
+		return nil, nil
+	}
+	mem := extism.FindMemory(offset)
+	defer mem.Free()
+	return mem.ReadBytes(), nil
+}
+
+func (extismHost) notify(name string, input []byte) error {
+	fn, ok := notifyImports[name]
+	if !ok {
+		return fmt.Errorf("pdk: unknown host import %q", name)
+	}
+	withInput(input, func(offset uint64) uint64 {
+		fn(offset)
+		return 0
+	})
+	return nil
+}
+
+// withInput copies input, if any, to Extism memory, calls fn with its
+// offset (0 without input) and frees the copy.
+func withInput(input []byte, fn func(uint64) uint64) uint64 {
+	if input == nil {
+		return fn(0)
+	}
+	mem := extism.AllocateBytes(input)
+	defer mem.Free()
+	return fn(mem.Offset())
+}

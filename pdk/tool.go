@@ -1,0 +1,86 @@
+package pdk
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Tool describes a tool the plugin offers.
+type Tool struct {
+	// Name identifies the tool; it must be unique within the plugin.
+	Name string `json:"name"`
+	// Title is a human-readable name for display.
+	Title string `json:"title,omitempty"`
+	// Description tells the model what the tool does and when to use it.
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema of the arguments, an object schema.
+	// Any value that marshals to JSON works; a [json.RawMessage] passes
+	// through unchanged. When nil, {"type":"object"} is advertised.
+	InputSchema any `json:"inputSchema"`
+	// OutputSchema, when set, is the JSON Schema of the structured content
+	// the tool returns in [CallToolResult.StructuredContent].
+	OutputSchema any              `json:"outputSchema,omitempty"`
+	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	Icons        []Icon           `json:"icons,omitempty"`
+	Meta         Meta             `json:"_meta,omitempty"`
+}
+
+// ToolAnnotations are hints about a tool's behaviour. Clients must not rely
+// on them for security decisions.
+type ToolAnnotations struct {
+	// Title is a human-readable name for display.
+	Title string `json:"title,omitempty"`
+	// ReadOnlyHint reports that the tool does not modify its environment.
+	ReadOnlyHint bool `json:"readOnlyHint,omitempty"`
+	// DestructiveHint reports that the tool may perform destructive
+	// updates. It defaults to true; it is meaningful only when ReadOnlyHint
+	// is false.
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	// IdempotentHint reports that repeated calls with the same arguments
+	// have no additional effect.
+	IdempotentHint bool `json:"idempotentHint,omitempty"`
+	// OpenWorldHint reports that the tool interacts with an open world of
+	// external entities. It defaults to true.
+	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
+}
+
+// CallToolRequest is a request to run a tool.
+type CallToolRequest struct {
+	Name string `json:"name"`
+	// Arguments is the JSON object of arguments, as the client sent it.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// BindArguments decodes the tool arguments into v, which must be a
+// pointer. It leaves v unchanged when the request has no arguments.
+func (r *CallToolRequest) BindArguments(v any) error {
+	if len(r.Arguments) == 0 || string(r.Arguments) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(r.Arguments, v); err != nil {
+		return fmt.Errorf("invalid arguments for tool %q: %w", r.Name, err)
+	}
+	return nil
+}
+
+// CallToolResult is the result of a tool call.
+type CallToolResult struct {
+	// Content is what the model sees of the result.
+	Content []Content `json:"content"`
+	// StructuredContent is an optional JSON object conforming to the tool's
+	// OutputSchema.
+	StructuredContent any `json:"structuredContent,omitempty"`
+	// IsError reports that the tool failed. Tool failures are results, not
+	// protocol errors, so that the model can see them and react.
+	IsError bool `json:"isError,omitempty"`
+	Meta    Meta `json:"_meta,omitempty"`
+}
+
+// TextResult returns a successful result holding one text block.
+func TextResult(text string) *CallToolResult {
+	return &CallToolResult{Content: []Content{&TextContent{Text: text}}}
+}
+
+// ToolHandler runs a tool call. A returned error becomes a result with
+// IsError set and the error message as text.
+type ToolHandler func(ctx *Context, req *CallToolRequest) (*CallToolResult, error)

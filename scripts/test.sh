@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs all of Hangar's tests: vet, the Go tests (which build the example and
+# test plugins from source and drive them with real MCP clients), and the
+# official MCP conformance suite against `hangar serve` with the conformance
+# fixture plugin. Installs what it needs first (scripts/deps.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/deps.sh
+export PATH="$PWD/test/node/node_modules/node/bin:$PATH" # Node 22
+
+echo "== go vet" >&2
+go vet ./...
+GOOS=wasip1 GOARCH=wasm go vet ./pdk/... ./examples/... ./internal/testplugins/...
+
+echo "== go test" >&2
+go test -race -count=1 ./...
+
+echo "== conformance" >&2
+scripts/conformance.sh
