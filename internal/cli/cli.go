@@ -111,10 +111,11 @@ func lookup(name string) *command {
 	return nil
 }
 
+// flagSet returns an empty flag set whose parse errors go to w.
 func (c *command) flagSet(w io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	fs.SetOutput(w)
-	fs.Usage = func() { c.help(w) }
+	fs.Usage = func() {}
 	return fs
 }
 
@@ -129,15 +130,18 @@ func (c *command) help(w io.Writer) {
 	}
 }
 
-// parse parses args with the command's flags, printing help on -h and
-// errors on misuse. Flags may come before or after the arguments.
+// parse parses args with the command's flags, printing help to stdout on
+// -h and errors to stderr on misuse. Flags may come before or after the
+// arguments.
 func (c *command) parse(env *Env, fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				c.help(env.Stdout)
 				return nil, err
 			}
+			fmt.Fprintf(env.Stderr, "Run 'hangar %s --help' for usage.\n", c.name)
 			return nil, errUsage
 		}
 		args = fs.Args()

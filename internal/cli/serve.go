@@ -75,6 +75,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	for _, file := range files {
 		cfg.Plugins = append(cfg.Plugins, config.Single(file))
 	}
+	if err := uniqueNames(cfg.Plugins); err != nil {
+		return err
+	}
 	if len(cfg.Plugins) == 0 {
 		fmt.Fprintln(env.Stderr, "hangar serve: no plugins: give --config FILE or PLUGIN.wasm files")
 		return errUsage
@@ -112,6 +115,19 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	return serveHTTP(ctx, srv, addr, cfg.HTTP, log)
+}
+
+// uniqueNames checks that plugins named on the command line do not clash
+// with each other or with the configured ones.
+func uniqueNames(specs []config.Plugin) error {
+	seen := map[string]string{}
+	for _, p := range specs {
+		if prev, ok := seen[p.Name]; ok {
+			return fmt.Errorf("two plugins are named %q (%s and %s); rename a file or use a configuration", p.Name, prev, p.Path)
+		}
+		seen[p.Name] = p.Path
+	}
+	return nil
 }
 
 // shutdownGrace bounds how long a stopping server waits for requests.

@@ -1,0 +1,244 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/testutil"
+)
+
+// hangar is the binary under test, built once by TestMain.
+var hangar string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hangar-bin-")
+	if err != nil {
+		panic(err)
+	}
+	hangar = filepath.Join(dir, "hangar")
+	if out, err := exec.Command("go", "build", "-o", hangar, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building hangar: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	testutil.Cleanup()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs hangar with args and returns its stdout, stderr and exit code.
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(hangar, args...)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestHelp(t *testing.T) {
+	out, _, code := run(t, "help")
+	if code != 0 {
+		t.Fatalf("help: exit %d", code)
+	}
+	for _, c := range []string{"serve", "inspect", "call", "version"} {
+		if !strings.Contains(out, "  "+c+" ") {
+			t.Errorf("help does not list %s:\n%s", c, out)
+		}
+	}
+	for cmd, flags := range map[string][]string{
+		"serve":   {"-config", "-http", "-stdio", "-cache-dir", "-log-level"},
+		"inspect": {"-json", "-set"},
+		"call":    {"-json", "-set"},
+	} {
+		out, _, code := run(t, cmd, "--help")
+		if code != 0 {
+			t.Errorf("%s --help: exit %d", cmd, code)
+		}
+		for _, f := range flags {
+			if !strings.Contains(out, f) {
+				t.Errorf("%s --help does not describe %s", cmd, f)
+			}
+		}
+	}
+	if _, errOut, code := run(t, "frobnicate"); code != 2 || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: exit %d, %q", code, errOut)
+	}
+}
+
+func TestInspectAndCall(t *testing.T) {
+	legacy := testutil.BuildPlugin(t, "./internal/testplugins/legacy")
+	out, errOut, code := run(t, "inspect", legacy)
+	if code != 0 || !strings.Contains(out, "interface: legacy") || !strings.Contains(out, "reverse - Reverses a string") {
+		t.Errorf("inspect: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = run(t, "call", legacy, "reverse", `{"text":"abc"}`)
+	if code != 0 || out != "cba\n" {
+		t.Errorf("call reverse: exit %d, %q", code, out)
+	}
+	_, errOut, code = run(t, "call", legacy, "fail")
+	if code != 1 || !strings.Contains(errOut, "requested failure") {
+		t.Errorf("call fail: exit %d, %q", code, errOut)
+	}
+	_, errOut, code = run(t, "call", legacy, "reverse", `[1]`)
+	if code != 1 || !strings.Contains(errOut, "must be a JSON object") {
+		t.Errorf("call with bad arguments: exit %d, %q", code, errOut)
+	}
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hangar.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestServeRejectsBadConfig(t *testing.T) {
+	cfg := writeConfig(t, "plugins:\n  - name: a\n    pathh: x.wasm\n")
+	_, errOut, code := run(t, "serve", "--config", cfg)
+	if code != 1 || !strings.Contains(errOut, "hangar.yaml:3:5") || !strings.Contains(errOut, `did you mean "path"`) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+
+	legacy := testutil.BuildPlugin(t, "./internal/testplugins/legacy")
+	cfg = writeConfig(t, fmt.Sprintf("plugins:\n  - {name: one, path: %s}\n  - {name: two, path: %s}\n", legacy, legacy))
+	_, errOut, code = run(t, "serve", "--config", cfg)
+	if code != 1 || !strings.Contains(errOut, `tool "reverse" is offered by two plugins "one" and "two"`) {
+		t.Errorf("conflict: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestServeStdio runs `hangar serve` as a child process speaking MCP on its
+// stdin and stdout, with plugins of all three interfaces, and bridges a
+// sampling request back to this client.
+func TestServeStdio(t *testing.T) {
+	cfg := writeConfig(t, fmt.Sprintf(`plugins:
+  - name: legacy
+    path: %s
+  - name: servlet
+    path: %s
+    prefix: s
+    config: {suffix: "?"}
+  - name: conformance
+    path: %s
+`, testutil.BuildPlugin(t, "./internal/testplugins/legacy"),
+		testutil.BuildPlugin(t, "./internal/testplugins/servlet"),
+		testutil.BuildPlugin(t, "./examples/conformance")))
+
+	cmd := exec.Command(hangar, "serve", "--config", cfg, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "over stdio"}}, nil
+		},
+	})
+	ctx := context.Background()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	for name, want := range map[string]struct {
+		args any
+		text string
+	}{
+		"reverse":       {map[string]any{"text": "stdio"}, "oidts"},
+		"s_lookup":      {map[string]any{"key": "alpha"}, "one?"},
+		"test_sampling": {map[string]any{"prompt": "hi"}, "LLM response: over stdio"},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: want.args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; got != want.text || res.IsError {
+			t.Errorf("%s = %q (isError %v), want %q", name, got, res.IsError, want.text)
+		}
+	}
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "s+servlet://greeting"})
+	if err != nil || rr.Contents[0].Text != "hello from servlet" {
+		t.Errorf("read s+servlet://greeting = %+v, %v", rr, err)
+	}
+}
+
+// TestServeHTTP starts `hangar serve --http 127.0.0.1:0`, reads the URL it
+// logs, serves a client, and stops gracefully on SIGTERM.
+func TestServeHTTP(t *testing.T) {
+	cmd := exec.Command(hangar, "serve", "--http", "127.0.0.1:0", testutil.BuildPlugin(t, "./internal/testplugins/legacy"))
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+
+	urlRE := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if u := urlRE.FindString(sc.Text()); u != "" {
+				found <- u
+				break
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	var url string
+	select {
+	case url = <-found:
+	case <-time.After(30 * time.Second):
+		t.Fatal("hangar did not log its URL")
+	}
+
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 40}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "42" {
+		t.Errorf("add = %+v, %v", res, err)
+	}
+	cs.Close()
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("after SIGTERM: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("hangar did not stop on SIGTERM")
+	}
+}
