@@ -14,7 +14,7 @@ test:
 	scripts/test.sh
 
 # Every example plugin, built from source.
-EXAMPLES := $(notdir $(wildcard examples/*))
+EXAMPLES := $(notdir $(patsubst %/,%,$(wildcard examples/*/)))
 examples: $(foreach e,$(EXAMPLES),examples/$(e)/$(e).wasm)
 
 examples/%.wasm: FORCE

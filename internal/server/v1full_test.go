@@ -195,8 +195,10 @@ func TestURLElicitation(t *testing.T) {
 
 	// A client with form elicitation only refuses URL mode cleanly.
 	formOnly := connect(t, s, &mcp.ClientOptions{
-		Capabilities:       &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return &mcp.ElicitResult{Action: "accept"}, nil },
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
 	})
 	res = callTool(t, formOnly, "elicit_url", map[string]any{"url": "https://auth.example/x", "elicitationId": "el-2"})
 	if !res.IsError || !strings.Contains(resultText(t, res), `"url"`) {
