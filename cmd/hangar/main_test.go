@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -241,4 +242,103 @@ func TestServeHTTP(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("hangar did not stop on SIGTERM")
 	}
+}
+
+// TestServeReload edits the configuration under a connected stdio client:
+// the change is picked up without dropping the session, a broken file
+// leaves the old plugins serving, and SIGHUP reloads too.
+func TestServeReload(t *testing.T) {
+	legacy := testutil.BuildPlugin(t, "./internal/testplugins/legacy")
+	servlet := testutil.BuildPlugin(t, "./internal/testplugins/servlet")
+	cfg := writeConfig(t, "plugins:\n  - {name: p, path: "+legacy+"}\n")
+
+	cmd := exec.Command(hangar, "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	var logs syncBuffer
+	cmd.Stderr = &logs
+	changed := make(chan struct{}, 10)
+	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	ctx := context.Background()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools := func() string {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	waitChanged := func(what string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-time.After(15 * time.Second):
+			t.Fatalf("no tools/list_changed after %s; log:\n%s", what, logs.String())
+		}
+	}
+	if got := tools(); got != "add,fail,reverse" {
+		t.Fatalf("tools = %s", got)
+	}
+
+	if err := os.WriteFile(cfg, []byte("plugins:\n  - {name: p, path: "+servlet+"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitChanged("editing the file")
+	if got := tools(); got != "lookup" {
+		t.Errorf("tools after edit = %s", got)
+	}
+
+	if err := os.WriteFile(cfg, []byte("plugins:\n  - {name: p, pth: x}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(logs.String(), "reload failed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("a broken file was not reported; log:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := tools(); got != "lookup" {
+		t.Errorf("tools after a broken edit = %s", got)
+	}
+
+	// Back to the first file, announced with SIGHUP.
+	if err := os.WriteFile(cfg, []byte("plugins:\n  - {name: p, path: "+legacy+"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitChanged("SIGHUP")
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "reverse", Arguments: map[string]any{"text": "hup"}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "puh" {
+		t.Errorf("reverse after SIGHUP = %+v, %v", res, err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

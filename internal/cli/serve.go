@@ -47,6 +47,14 @@ binds where told (use 127.0.0.1 to stay local), refuses requests whose Host
 is not localhost or listed in http.allowed_hosts, and browser requests whose
 Origin is not on localhost or listed in http.allowed_origins.
 
+With --config, the configuration is reloaded when the file changes and on
+SIGHUP: the new plugin set is loaded and checked beside the old one, then
+swapped in without dropping sessions (clients are told the lists changed).
+Calls in progress finish on the old plugins; plugins whose configuration
+and module are unchanged keep running as they are. A configuration that
+fails to load or check leaves the old set serving, and the log says why.
+The http section takes effect at the next start.
+
 Logs go to stderr. SIGINT or SIGTERM stops the server gracefully.`,
 	flags: func(fs *flag.FlagSet) { new(serveFlags).register(fs) },
 }
@@ -100,12 +108,21 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer closeAll(context.Background(), plugins)
 	srv, err := server.New(ctx, mounts(cfg.Plugins, plugins), &server.Options{Logger: log, Version: version()})
 	if err != nil {
+		closeAll(ctx, plugins)
 		return err
 	}
 	log.Info("plugins ready", "count", len(plugins), "elapsed", time.Since(start).Round(time.Millisecond))
+
+	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, engine: e, srv: srv, log: log}
+	for i, p := range plugins {
+		r.current = append(r.current, running{spec: cfg.Plugins[i], digest: moduleDigest(cfg.Plugins[i]), plugin: p})
+	}
+	defer r.closeCurrent(context.Background())
+	if f.config != "" {
+		go r.run(ctx)
+	}
 
 	if addr == "" {
 		err := srv.MCP().Run(ctx, &mcp.StdioTransport{})

@@ -5,17 +5,22 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	extism "github.com/extism/go-sdk"
 )
 
 // pool hands out plugin instances, at most max of them at once. Idle
-// instances are kept for reuse; an instance returned as unhealthy is closed.
+// instances are kept for reuse, newest first, and closed once they have been
+// idle for idleTimeout, down to minIdle; an instance returned as unhealthy
+// is closed at once.
 type pool struct {
-	compiled *extism.CompiledPlugin
-	cfg      extism.PluginInstanceConfig
-	log      *slog.Logger
-	slots    chan struct{} // one token per instance in use
+	compiled    *extism.CompiledPlugin
+	cfg         extism.PluginInstanceConfig
+	log         *slog.Logger
+	slots       chan struct{} // one token per instance in use
+	idleTimeout time.Duration
+	stopReaper  chan struct{}
 
 	mu     sync.Mutex
 	idle   []*instance
@@ -25,16 +30,58 @@ type pool struct {
 }
 
 type instance struct {
-	p *extism.Plugin
+	p        *extism.Plugin
+	lastUsed time.Time
 }
 
+const (
+	// defaultIdleTimeout is how long an idle instance is kept.
+	defaultIdleTimeout = time.Minute
+	// minIdle instances are kept however long they are idle, so that a
+	// quiet plugin still answers its next call without instantiating.
+	minIdle = 1
+)
+
 func newPool(compiled *extism.CompiledPlugin, cfg extism.PluginInstanceConfig, max int, log *slog.Logger) *pool {
-	return &pool{
-		compiled: compiled,
-		cfg:      cfg,
-		log:      log,
-		slots:    make(chan struct{}, max),
-		done:     make(chan struct{}),
+	p := &pool{
+		compiled:    compiled,
+		cfg:         cfg,
+		log:         log,
+		slots:       make(chan struct{}, max),
+		done:        make(chan struct{}),
+		idleTimeout: defaultIdleTimeout,
+		stopReaper:  make(chan struct{}),
+	}
+	go p.reap()
+	return p
+}
+
+// reap closes instances idle for longer than idleTimeout, keeping minIdle.
+func (p *pool) reap() {
+	t := time.NewTicker(p.idleTimeout / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stopReaper:
+			return
+		case now := <-t.C:
+			p.shrink(now)
+		}
+	}
+}
+
+// shrink closes the instances that were idle longer than idleTimeout at
+// now, oldest first, keeping minIdle.
+func (p *pool) shrink(now time.Time) {
+	p.mu.Lock()
+	var old []*instance
+	for len(p.idle) > minIdle && now.Sub(p.idle[0].lastUsed) > p.idleTimeout {
+		old = append(old, p.idle[0])
+		p.idle = p.idle[1:]
+	}
+	p.mu.Unlock()
+	for _, inst := range old {
+		inst.p.Close(context.Background())
 	}
 }
 
@@ -78,6 +125,7 @@ func (p *pool) put(inst *instance, healthy bool) {
 	p.mu.Lock()
 	keep := healthy && !p.closed
 	if keep {
+		inst.lastUsed = time.Now()
 		p.idle = append(p.idle, inst)
 	}
 	p.mu.Unlock()
@@ -115,6 +163,7 @@ func (p *pool) close(ctx context.Context) {
 		return
 	}
 	p.closed = true
+	close(p.stopReaper)
 	idle := p.idle
 	p.idle = nil
 	last := p.inUse == 0

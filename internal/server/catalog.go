@@ -104,6 +104,9 @@ func (m *mount) apply(c *catalog, which lists) {
 	s := m.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if m.retired {
+		return // a late refresh of a plugin a reload replaced
+	}
 
 	if which&listTools != 0 {
 		keep := map[string]bool{}
@@ -220,6 +223,12 @@ func (m *mount) ListChanged(kind plugin.ListKind) {
 
 // ResourceUpdated implements plugin.Events: tell subscribed sessions.
 func (m *mount) ResourceUpdated(uri string) {
+	m.srv.mu.Lock()
+	retired := m.retired
+	m.srv.mu.Unlock()
+	if retired {
+		return
+	}
 	go func() {
 		err := m.srv.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: m.exposedURI(uri)})
 		if err != nil {

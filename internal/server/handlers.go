@@ -198,7 +198,10 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) (err 
 func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
 	var err error
 	defer s.recovered("notifications/roots/list_changed", &err)
-	for _, m := range s.mounts {
+	s.mu.Lock()
+	mounts := s.mounts
+	s.mu.Unlock()
+	for _, m := range mounts {
 		if !m.Plugin.Has("on_roots_list_changed") {
 			continue
 		}

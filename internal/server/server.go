@@ -56,6 +56,8 @@ type Server struct {
 	log    *slog.Logger
 	mounts []*mount
 
+	installMu sync.Mutex // serializes installing plugin sets
+
 	mu        sync.Mutex
 	tools     map[string]*mount // exposed name -> owner
 	prompts   map[string]*mount
@@ -70,6 +72,7 @@ type mount struct {
 	srv  *Server
 
 	refreshMu sync.Mutex // serializes re-listing of this plugin
+	retired   bool       // replaced by a reload; guarded by srv.mu
 }
 
 // New lists every plugin and builds the server. It fails if two plugins
@@ -82,20 +85,48 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{
-		log:       o.Logger,
-		tools:     map[string]*mount{},
-		prompts:   map[string]*mount{},
-		resources: map[string]*mount{},
-		templates: map[string]*mount{},
+	s := &Server{log: o.Logger}
+	ms, catalogs, err := s.prepare(ctx, mounts)
+	if err != nil {
+		return nil, err
 	}
-	for _, m := range mounts {
-		s.mounts = append(s.mounts, &mount{Mount: m, name: m.Plugin.Name(), srv: s})
-	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
+		Logger:                    o.Logger,
+		SupportedProtocolVersions: sessionProtocolVersions(),
+		PageSize:                  o.PageSize,
+		Capabilities:              capabilities(),
+		CompletionHandler:         s.complete,
+		SubscribeHandler:          s.subscribe,
+		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		RootsListChangedHandler:   s.rootsListChanged,
+	})
+	s.install(ms, catalogs)
+	return s, nil
+}
 
-	catalogs := make([]*catalog, len(s.mounts))
+// Reload replaces the server's plugins with mounts, keeping every session.
+// The new set is listed and checked first: if that fails, the old set goes
+// on serving and Reload returns why. Otherwise the new registrations replace
+// the old at once, clients are told what lists changed, and calls already
+// running finish on the old plugins, which stay owned by the caller.
+func (s *Server) Reload(ctx context.Context, mounts []Mount) error {
+	ms, catalogs, err := s.prepare(ctx, mounts)
+	if err != nil {
+		return err
+	}
+	s.install(ms, catalogs)
+	return nil
+}
+
+// prepare lists every plugin of a new set and checks it for conflicts.
+func (s *Server) prepare(ctx context.Context, mounts []Mount) ([]*mount, []*catalog, error) {
+	ms := make([]*mount, len(mounts))
+	for i, m := range mounts {
+		ms[i] = &mount{Mount: m, name: m.Plugin.Name(), srv: s}
+	}
+	catalogs := make([]*catalog, len(ms))
 	var errs []error
-	for i, m := range s.mounts {
+	for i, m := range ms {
 		c, err := m.list(ctx, allLists)
 		if err != nil {
 			errs = append(errs, err)
@@ -104,27 +135,66 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		catalogs[i] = c
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := checkConflicts(s.mounts, catalogs); err != nil {
-		return nil, err
+	if err := checkConflicts(ms, catalogs); err != nil {
+		return nil, nil, err
 	}
+	return ms, catalogs, nil
+}
 
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
-		Logger:                    o.Logger,
-		SupportedProtocolVersions: sessionProtocolVersions(),
-		PageSize:                  o.PageSize,
-		Capabilities:              s.capabilities(),
-		CompletionHandler:         s.complete,
-		SubscribeHandler:          s.subscribe,
-		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-		RootsListChangedHandler:   s.rootsListChanged,
-	})
-	for i, m := range s.mounts {
+// install makes ms the server's plugins. Names the old set offered and the
+// new one does not are removed last, so that a name both offer never
+// disappears in between.
+func (s *Server) install(ms []*mount, catalogs []*catalog) {
+	s.installMu.Lock()
+	defer s.installMu.Unlock()
+
+	s.mu.Lock()
+	for _, m := range s.mounts {
+		m.retired = true
+	}
+	prev := [4]map[string]*mount{s.tools, s.prompts, s.resources, s.templates}
+	s.tools, s.prompts = map[string]*mount{}, map[string]*mount{}
+	s.resources, s.templates = map[string]*mount{}, map[string]*mount{}
+	s.mounts = ms
+	s.mu.Unlock()
+
+	for i, m := range ms {
 		m.apply(catalogs[i], allLists)
 		m.Plugin.SetEvents(m)
 	}
-	return s, nil
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := [4]map[string]*mount{s.tools, s.prompts, s.resources, s.templates}
+	remove := [4]func(...string){s.mcp.RemoveTools, s.mcp.RemovePrompts, s.mcp.RemoveResources, s.mcp.RemoveResourceTemplates}
+	for k := range prev {
+		var gone []string
+		for key := range prev[k] {
+			if _, ok := now[k][key]; !ok {
+				gone = append(gone, key)
+			}
+		}
+		if len(gone) > 0 {
+			remove[k](gone...)
+		}
+	}
+}
+
+// MCP returns the go-sdk server, to be run on a transport.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// capabilities advertises every feature a plugin may offer, whether or not
+// the current plugins do, since a reload or a list change may add them.
+func capabilities() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{
+		Logging:     &mcp.LoggingCapabilities{},
+		Tools:       &mcp.ToolCapabilities{ListChanged: true},
+		Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+		Completions: &mcp.CompletionCapabilities{},
+	}
 }
 
 // sessionProtocolVersions are the protocol versions the server speaks: those
@@ -143,31 +213,6 @@ func sessionProtocolVersions() []string {
 }
 
 const lastSessionProtocol = "2025-11-25"
-
-// MCP returns the go-sdk server, to be run on a transport.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
-
-// capabilities advertises what the plugins can offer, now or after a list
-// change.
-func (s *Server) capabilities() *mcp.ServerCapabilities {
-	caps := &mcp.ServerCapabilities{
-		Logging: &mcp.LoggingCapabilities{},
-		Tools:   &mcp.ToolCapabilities{ListChanged: true},
-	}
-	for _, m := range s.mounts {
-		p := m.Plugin
-		if p.Interface() != plugin.Legacy && (p.Has("list_resources") || p.Has("list_resource_templates")) {
-			caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
-		}
-		if p.Interface() == plugin.V1 && p.Has("list_prompts") {
-			caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
-		}
-		if p.Interface() == plugin.V1 && p.Has("complete") {
-			caps.Completions = &mcp.CompletionCapabilities{}
-		}
-	}
-	return caps
-}
 
 // exposedName is a tool or prompt name as clients see it.
 func (m *mount) exposedName(name string) string {

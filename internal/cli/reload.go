@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"log/slog"
+	"os"
+	"os/signal"
+	"reflect"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/server"
+)
+
+// running is a plugin as loaded from its configuration.
+type running struct {
+	spec   config.Plugin
+	digest [sha256.Size]byte // of the module's bytes
+	plugin *plugin.Plugin
+}
+
+// reloader keeps the server's plugins in step with the configuration file:
+// on SIGHUP, or when the file changes, it loads the new configuration beside
+// the old one and swaps it in; if anything is wrong, the old set goes on
+// serving and the log says why.
+type reloader struct {
+	path   string          // configuration file
+	extra  []config.Plugin // plugins named on the command line
+	http   config.HTTP     // as served; not changed by a reload
+	engine *plugin.Engine
+	srv    *server.Server
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	current []running
+}
+
+// pollInterval is how often the configuration file is checked for changes.
+const pollInterval = time.Second
+
+// run reloads on SIGHUP and on changes to the file until ctx is done.
+func (r *reloader) run(ctx context.Context) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	last := fileHash(r.path)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			r.log.Info("SIGHUP: reloading", "config", r.path)
+			last = fileHash(r.path)
+			r.reload(ctx)
+		case <-t.C:
+			if h := fileHash(r.path); !bytes.Equal(h, last) {
+				last = h
+				r.log.Info("configuration changed: reloading", "config", r.path)
+				r.reload(ctx)
+			}
+		}
+	}
+}
+
+func fileHash(path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	h := sha256.Sum256(b)
+	return h[:]
+}
+
+// reload builds the plugin set of the configuration file and swaps it in.
+// Plugins whose configuration and module are unchanged are kept as they
+// are, with their instances and state.
+func (r *reloader) reload(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := r.swap(ctx)
+	if err != nil {
+		r.log.Error("reload failed; the previous plugins go on serving", "error", err)
+	}
+	return err
+}
+
+func (r *reloader) swap(ctx context.Context) error {
+	cfg, err := config.Load(r.path)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(cfg.HTTP, r.http) {
+		r.log.Warn("the http section changed; it takes effect at the next start")
+	}
+	specs := append(cfg.Plugins, r.extra...)
+	if err := uniqueNames(specs); err != nil {
+		return err
+	}
+
+	next := make([]running, len(specs))
+	var load []config.Plugin
+	var loadAt []int
+	for i, spec := range specs {
+		next[i] = running{spec: spec, digest: moduleDigest(spec)}
+		if old := r.find(next[i]); old != nil {
+			next[i].plugin = old
+			continue
+		}
+		load = append(load, spec)
+		loadAt = append(loadAt, i)
+	}
+	loaded, err := loadPlugins(ctx, r.engine, load, r.log)
+	if err != nil {
+		return err
+	}
+	for j, p := range loaded {
+		next[loadAt[j]].plugin = p
+	}
+	ms := make([]server.Mount, len(next))
+	for i, n := range next {
+		ms[i] = server.Mount{Plugin: n.plugin, Prefix: n.spec.Prefix}
+	}
+	if err := r.srv.Reload(ctx, ms); err != nil {
+		closeAll(ctx, loaded)
+		return err
+	}
+
+	kept := map[*plugin.Plugin]bool{}
+	for _, n := range next {
+		kept[n.plugin] = true
+	}
+	for _, old := range r.current {
+		if !kept[old.plugin] {
+			old.plugin.Close(ctx) // calls in flight finish first
+		}
+	}
+	r.current = next
+	r.log.Info("reloaded", "plugins", len(next), "loaded", len(loaded), "kept", len(next)-len(loaded))
+	return nil
+}
+
+// find returns the running plugin with the same configuration and module.
+func (r *reloader) find(n running) *plugin.Plugin {
+	for _, old := range r.current {
+		if old.digest == n.digest && reflect.DeepEqual(old.spec, n.spec) {
+			return old.plugin
+		}
+	}
+	return nil
+}
+
+// moduleDigest hashes the module file; an unreadable file hashes as zero,
+// and loading it reports the error.
+func moduleDigest(spec config.Plugin) [sha256.Size]byte {
+	b, err := os.ReadFile(spec.Path)
+	if err != nil {
+		return [sha256.Size]byte{}
+	}
+	return sha256.Sum256(b)
+}
+
+// closeCurrent closes the plugins being served, at shutdown.
+func (r *reloader) closeCurrent(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.current {
+		n.plugin.Close(ctx)
+	}
+}
