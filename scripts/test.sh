@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs all of Hangar's tests: vet, the Go tests (which build the example and
-# test plugins from source and drive them with real MCP clients), and the
-# official MCP conformance suite against `hangar serve` with the conformance
-# fixture plugin. Installs what it needs first (scripts/deps.sh).
+# test plugins from source and drive them with real MCP clients), scripted
+# TypeScript-SDK clients against the hangar binary over stdio and HTTP, and
+# the official MCP conformance suite against `hangar serve` with the
+# conformance fixture plugin. Installs what it needs first (scripts/deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,9 @@ GOOS=wasip1 GOARCH=wasm go vet ./pdk/... ./examples/... ./internal/testplugins/.
 
 echo "== go test" >&2
 go test -race -count=1 ./...
+
+echo "== scripted MCP clients (Node)" >&2
+(cd test/node && node --test)
 
 echo "== conformance" >&2
 scripts/conformance.sh

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/hangar-mcp/hangar/internal/cli"
+	_ "github.com/hangar-mcp/hangar/internal/sdkdefaults" // before the SDK reads MCPGODEBUG
 )
 
 func main() {

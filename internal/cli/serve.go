@@ -172,6 +172,11 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, hc config.H
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
+	// Open event streams would hold Shutdown for the whole grace period:
+	// end the sessions, so that only requests in progress are waited for.
+	for ss := range srv.MCP().Sessions() {
+		ss.Close()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {

@@ -43,7 +43,7 @@ func (m *mount) toolHandler(name string, schema *jsonschema.Resolved) mcp.ToolHa
 		res, err = m.Plugin.CallTool(ctx, m.srv.call(ctx, req.Session, req.Params.Meta), name, args)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, err
+				return nil, errCancelled
 			}
 			m.srv.logCallError(m.name, err)
 			return errorResult("%s", toolError(err)), nil
@@ -129,8 +129,18 @@ func (m *mount) promptHandler(name string) mcp.PromptHandler {
 	}
 }
 
+// codeRequestCancelled is the JSON-RPC error code (LSP's RequestCancelled)
+// of the answer to a cancelled request. MCP asks for no answer at all, but
+// the SDK always sends one; this says plainly what happened.
+const codeRequestCancelled = -32800
+
+var errCancelled = &jsonrpc.Error{Code: codeRequestCancelled, Message: "request cancelled"}
+
 // requestError is the MCP error for a failed read, prompt or completion.
 func requestError(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return errCancelled
+	}
 	var pe *plugin.PluginError
 	if errors.As(err, &pe) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: pe.Message}
