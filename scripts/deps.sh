@@ -24,3 +24,10 @@ if [ ! -f "$stamp" ] || [ test/node/package-lock.json -nt "$stamp" ]; then
 	(cd test/node && npm ci --no-audit --no-fund --loglevel=error)
 	touch "$stamp"
 fi
+
+# The OCI tests run a real registry (distribution), built from the module
+# proxy into test/bin; scripts/test.sh points the tests at it.
+if [ ! -x test/bin/registry ]; then
+	echo "deps: building the test OCI registry" >&2
+	GOBIN="$PWD/test/bin" go install -ldflags='-s -w' github.com/distribution/distribution/v3/cmd/registry@v3.1.2
+fi

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 
 scripts/deps.sh
 export PATH="$PWD/test/node/node_modules/node/bin:$PATH" # Node 22
+export HANGAR_TEST_REGISTRY="$PWD/test/bin/registry"     # built by deps.sh
 
 echo "== go vet" >&2
 go vet ./...

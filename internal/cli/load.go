@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 
@@ -48,7 +47,7 @@ func loadPlugins(ctx context.Context, e *plugin.Engine, specs []config.Plugin, l
 	var wg sync.WaitGroup
 	for i, spec := range specs {
 		wg.Go(func() {
-			wasm, err := os.ReadFile(spec.Path)
+			wasm, err := readPlugin(ctx, spec, log)
 			if err != nil {
 				errs[i] = fmt.Errorf("plugin %s: %w", spec.Name, err)
 				return

@@ -156,9 +156,14 @@ func (r *reloader) find(n running) *plugin.Plugin {
 	return nil
 }
 
-// moduleDigest hashes the module file; an unreadable file hashes as zero,
-// and loading it reports the error.
+// moduleDigest hashes a file plugin's module, so that replacing the file
+// counts as a change; an unreadable file hashes as zero, and loading it
+// reports the error. Remote plugins hash as zero: what they resolve to is
+// pinned by their sha256 or by hangar.lock, both part of the spec.
 func moduleDigest(spec config.Plugin) [sha256.Size]byte {
+	if spec.Path == "" {
+		return [sha256.Size]byte{}
+	}
 	b, err := os.ReadFile(spec.Path)
 	if err != nil {
 		return [sha256.Size]byte{}

@@ -21,9 +21,10 @@ import (
 
 type serveFlags struct {
 	runtimeFlags
-	config string
-	http   string
-	stdio  bool
+	config  string
+	http    string
+	stdio   bool
+	offline bool
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -31,11 +32,12 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "configuration file (YAML or JSON)")
 	fs.StringVar(&f.http, "http", "", "serve Streamable HTTP on this address (host:port), at path "+server.Path)
 	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout even if the configuration sets http.addr")
+	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in hangar.lock)")
 }
 
 var serveCmd = &command{
 	name:  "serve",
-	args:  "[--config FILE] [--http ADDR] [PLUGIN.wasm ...]",
+	args:  "[--config FILE] [--http ADDR] [--offline] [PLUGIN.wasm ...]",
 	short: "serve plugins as one MCP server",
 	long: `Serve loads the plugins of the configuration file, and any .wasm files
 named on the command line (with default limits and no grants), and serves
@@ -97,6 +99,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	ctx = withOffline(ctx, f.offline)
 
 	e, err := plugin.NewEngine(f.cacheDir)
 	if err != nil {
@@ -140,9 +143,9 @@ func uniqueNames(specs []config.Plugin) error {
 	seen := map[string]string{}
 	for _, p := range specs {
 		if prev, ok := seen[p.Name]; ok {
-			return fmt.Errorf("two plugins are named %q (%s and %s); rename a file or use a configuration", p.Name, prev, p.Path)
+			return fmt.Errorf("two plugins are named %q (%s and %s); rename a file or use a configuration", p.Name, prev, p.Source)
 		}
-		seen[p.Name] = p.Path
+		seen[p.Name] = p.Source
 	}
 	return nil
 }

@@ -45,12 +45,23 @@ type HTTP struct {
 
 // Plugin is one WebAssembly module to host.
 type Plugin struct {
-	Name   string            // unique, matches ^[a-z0-9][a-z0-9_-]{0,63}$
-	Path   string            // absolute and clean
-	Prefix string            // "" for none; matches ^[A-Za-z][A-Za-z0-9.-]{0,31}$
-	Config map[string]string // Extism config; nil when empty
-	Limits Limits
-	Grants Grants
+	Name string // unique, matches ^[a-z0-9][a-z0-9_-]{0,63}$
+	// Source is where the module comes from, as written in the file (from
+	// source, or from path): a file path, an https:// URL or an oci://
+	// reference. Kind says which.
+	Source string
+	Kind   SourceKind
+	Path   string  // the file, absolute and clean, for SourceFile; "" otherwise
+	SHA256 string  // pin: the module's SHA-256, 64 lower-case hex digits; "" for none; always set for SourceHTTPS
+	Verify *Verify // signature policy; non-nil exactly for SourceOCI
+	// LockFile is the lock file recording what the source resolved to:
+	// hangar.lock beside the configuration file when read by Load; "" (no
+	// lock) from Parse and Single.
+	LockFile string
+	Prefix   string            // "" for none; matches ^[A-Za-z][A-Za-z0-9.-]{0,31}$
+	Config   map[string]string // Extism config; nil when empty
+	Limits   Limits
+	Grants   Grants
 }
 
 // Limits bound the resources a plugin may use. After Load, Parse or Single
@@ -93,7 +104,8 @@ func DefaultLimits() Limits {
 
 // Load reads and parses the configuration file at path. Relative paths in
 // the file resolve against the file's directory; ${NAME} references in
-// grants.env read the process environment. Problems with the content are
+// grants.env read the process environment. Every plugin's LockFile is
+// hangar.lock in the file's directory. Problems with the content are
 // all reported together (see Error); they wrap ErrInvalid.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
@@ -104,7 +116,14 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
-	return Parse(data, path, filepath.Dir(abs), nil)
+	cfg, err := Parse(data, path, filepath.Dir(abs), nil)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cfg.Plugins {
+		cfg.Plugins[i].LockFile = LockPath(abs)
+	}
+	return cfg, nil
 }
 
 // Parse parses a configuration held in memory. filename is used only in
@@ -134,8 +153,8 @@ func Parse(data []byte, filename, baseDir string, getenv func(string) (string, b
 // without its extension, lower-cased, each run of characters outside
 // [a-z0-9_-] replaced by "-", leading "-" and "_" and trailing "-" dropped,
 // cut to 64 characters, or "plugin" if nothing is left ("My Tool.v2.wasm" becomes
-// "my-tool-v2"). The path is made absolute. Single does not check that the
-// file exists.
+// "my-tool-v2"). Source is wasmPath as given, Kind SourceFile, and Path the
+// path made absolute. Single does not check that the file exists.
 func Single(wasmPath string) Plugin {
 	p := wasmPath
 	if abs, err := filepath.Abs(wasmPath); err == nil {
@@ -143,6 +162,8 @@ func Single(wasmPath string) Plugin {
 	}
 	return Plugin{
 		Name:   nameFromFile(wasmPath),
+		Source: wasmPath,
+		Kind:   SourceFile,
 		Path:   p,
 		Limits: DefaultLimits(),
 	}

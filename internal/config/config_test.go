@@ -93,7 +93,7 @@ func TestFullExample(t *testing.T) {
 	}
 
 	// Spot checks, so the golden file cannot silently hold wrong values.
-	w := cfg.Plugins[1]
+	w := cfg.Plugins[len(cfg.Plugins)-1]
 	if w.Limits.MemoryPages != 1024 || w.Limits.MaxOutput != 1_000_000 ||
 		w.Limits.CallTimeout != 45*time.Second || w.Limits.HostTimeout != 2*time.Minute ||
 		w.Limits.MaxInstances != 4 {
@@ -138,6 +138,9 @@ func TestLoad(t *testing.T) {
 	want, err := Parse(data, "x", "testdata", testEnv)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := range want.Plugins { // Load, unlike Parse, knows where the lock file goes
+		want.Plugins[i].LockFile = filepath.Join(testdataDir(t), "hangar.lock")
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load differs from Parse:\n%+v\n%+v", cfg, want)
@@ -219,7 +222,7 @@ func TestDefaults(t *testing.T) {
 
 	cfg := mustParse(t, "plugins:\n  - name: hello\n    path: plugins/hello.wasm\n    limits:\n    grants: {}\n    prefix:\n    config: {}\n")
 	p := cfg.Plugins[0]
-	want := Plugin{Name: "hello", Path: filepath.Join(testdataDir(t), "plugins", "hello.wasm"), Limits: Limits{
+	want := Plugin{Name: "hello", Source: "plugins/hello.wasm", Kind: SourceFile, Path: filepath.Join(testdataDir(t), "plugins", "hello.wasm"), Limits: Limits{
 		MemoryPages:  4096,
 		CallTimeout:  30 * time.Second,
 		HostTimeout:  10 * time.Minute,
@@ -429,7 +432,7 @@ func TestSingle(t *testing.T) {
 		}
 	}
 	p := Single("testdata/plugins/hello.wasm")
-	want := Plugin{Name: "hello", Path: filepath.Join(testdataDir(t), "plugins", "hello.wasm"), Limits: DefaultLimits()}
+	want := Plugin{Name: "hello", Source: "testdata/plugins/hello.wasm", Kind: SourceFile, Path: filepath.Join(testdataDir(t), "plugins", "hello.wasm"), Limits: DefaultLimits()}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("Single = %+v, want %+v", p, want)
 	}

@@ -36,6 +36,14 @@
 //	      env:
 //	        API_KEY: ${HANGAR_API_KEY}
 //	        MODE: prod
+//	  - name: weather
+//	    source: https://plugins.example.com/weather-1.2.0.wasm
+//	    sha256: 3b4c1e...(64 hex digits)
+//	  - name: notes
+//	    source: oci://ghcr.io/acme/notes:1.4
+//	    verify:
+//	      issuer: https://token.actions.githubusercontent.com
+//	      subject: https://github.com/acme/notes/.github/workflows/release.yml@refs/tags/v1.4.0
 //
 // testdata/full.yaml in this package is a commented example using every
 // setting.
@@ -73,10 +81,16 @@
 //
 //   - name (required): unique among the plugins, 1 to 64 characters matching
 //     ^[a-z0-9][a-z0-9_-]{0,63}$.
-//   - path (required): the .wasm file. A relative path is relative to the
-//     directory of the configuration file (for Parse, to its baseDir), not to
-//     the working directory. "~" is not expanded. The file must exist and not
-//     be a directory. Stored absolute and clean.
+//   - source or path (exactly one is required): where the module comes from;
+//     see Sources below. path is a file; source is a file, an https:// URL
+//     or an oci:// reference.
+//   - sha256: the SHA-256 of the .wasm module, 64 hexadecimal digits
+//     (case-insensitive, optionally written "sha256:<hex>"; stored lower
+//     case without the prefix). Required for https:// sources; an optional
+//     pin for files and oci:// sources. A module that does not match is
+//     refused.
+//   - verify: the signature policy of an oci:// source, required for those
+//     and an error for others; see Signatures below.
 //   - prefix: namespaces what the plugin serves: tools and prompts are named
 //     "<prefix>_<name>", resource URIs become "<prefix>+<uri>". 1 to 32
 //     characters matching ^[A-Za-z][A-Za-z0-9.-]{0,31}$. Default (or ""):
@@ -87,6 +101,55 @@
 //     stays "1.10". Null values (write "" for an empty string) and nested
 //     mappings or lists are errors. ${NAME} is not expanded here.
 //   - limits and grants, below.
+//
+// # Sources
+//
+// A source without a scheme is a file, like path: relative to the
+// configuration file's directory, "~" not expanded, and it must exist and
+// not be a directory. Plugin.Path holds it absolute and clean. Plugin.Source
+// holds the source as written, whichever key gave it, and Plugin.Kind its
+// kind (SourceFile, SourceHTTPS, SourceOCI).
+//
+//   - https://host[:port]/path: downloaded over HTTPS (redirects to plain
+//     http are refused) and checked against sha256, which is required. No
+//     credentials in the URL and no fragment. http:// is rejected.
+//   - oci://registry[:port]/repository:tag,
+//     oci://registry[:port]/repository@sha256:<hex>, or both
+//     (repository:tag@sha256:<hex>, where the digest wins): an artifact in an
+//     OCI registry, as published by hangar push. A tag or a digest is
+//     required; there is no implicit "latest". Only sha256 digests. A
+//     registry on localhost, 127.0.0.0/8 or [::1] is spoken to over plain
+//     HTTP, every other over HTTPS. sha256, when given, pins the module
+//     (the layer), not the manifest.
+//   - any other scheme is an error.
+//
+// Load sets Plugin.LockFile to hangar.lock in the configuration file's
+// directory ([LockPath]): the lock file in which hangar records what each
+// source resolved to (see package source). Parse and Single leave it empty.
+//
+// # Signatures
+//
+// Every oci:// plugin needs a verify setting; leaving it out is an error
+// that says how to write one. It is one of:
+//
+//   - verify: false: run the plugin unverified, an explicit opt-out that
+//     hangar logs as a warning whenever it loads the plugin. (verify: true
+//     is an error: it names no policy.)
+//   - verify: {key: FILE}: a signature by this public key (such as a
+//     cosign.pub), a file relative to the configuration file's directory
+//     that must exist. No other key may be given with key.
+//   - verify: {issuer: URL, subject: IDENTITY}: a keyless (sigstore)
+//     signature whose certificate was issued for this OIDC issuer (an https
+//     URL, matched exactly) to this identity (matched exactly), or with
+//     subject_regexp instead of subject, to an identity that the Go regexp
+//     matches in whole (it is anchored at both ends). Both issuer and a
+//     subject are required. A subject_regexp that matches the empty string,
+//     a single letter, or identities of unrelated people on common issuers
+//     (such as .* or https://github\.com/.+) is rejected: name your own
+//     identities, as in https://github\.com/acme/tool/\.github/workflows/release\.yml@refs/tags/v.*.
+//
+// The policy is stored in Plugin.Verify as a [Verify]; its MatchSubject
+// method applies Subject or SubjectRegexp the same way everywhere.
 //
 // # limits
 //

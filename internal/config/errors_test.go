@@ -120,9 +120,9 @@ func TestErrors(t *testing.T) {
 		// Required keys and empty values.
 		{"missing name and path", "plugins:\n  - prefix: x\n", []string{
 			`test.yaml:2:5: plugins[0]: missing required key "name"`,
-			`test.yaml:2:5: plugins[0]: missing required key "path"`}},
+			`test.yaml:2:5: plugins[0]: missing required key "source" (or "path" for a file)`}},
 		{"empty item", "plugins:\n  -\n  - name: a\n    path: plugins/hello.wasm\n", []string{
-			`test.yaml:2:4: plugins[0]: empty list item; a plugin needs at least name and path`}},
+			`test.yaml:2:4: plugins[0]: empty list item; a plugin needs at least name and source (or path)`}},
 		{"empty name", "plugins:\n  - name: \"\"\n    path: plugins/hello.wasm\n", []string{
 			`test.yaml:2:11: plugins[0].name: must not be empty`}},
 		{"null path", "plugins:\n  - name: a\n    path:\n", []string{

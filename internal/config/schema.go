@@ -21,7 +21,7 @@ var (
 // Keys of each mapping, in documentation order (used in messages).
 var (
 	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts"}
-	pluginKeys = []string{"name", "path", "prefix", "config", "limits", "grants"}
+	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants"}
 	limitKeys  = []string{"memory", "call_timeout", "host_timeout", "max_instances", "max_output"}
 	grantKeys  = []string{"allowed_hosts", "allowed_paths", "env"}
 	mountKeys  = []string{"host", "guest", "read_only"}
@@ -46,6 +46,9 @@ func init() {
 	}
 	for _, k := range grantKeys {
 		pluginHints[k] = "it belongs under grants"
+	}
+	for _, k := range verifyKeys {
+		pluginHints[k] = "it belongs under verify"
 	}
 }
 
@@ -125,7 +128,7 @@ func (d *decoder) plugins(n *yaml.Node, p string) []Plugin {
 func (d *decoder) plugin(n *yaml.Node, p string) (Plugin, *yaml.Node) {
 	pl := Plugin{Limits: DefaultLimits()}
 	if isNull(n) {
-		d.errorf(n, p, "empty list item; a plugin needs at least name and path")
+		d.errorf(n, p, "empty list item; a plugin needs at least name and source (or path)")
 		return pl, nil
 	}
 	f := d.mapping(n, p, pluginKeys, pluginHints)
@@ -133,10 +136,8 @@ func (d *decoder) plugin(n *yaml.Node, p string) (Plugin, *yaml.Node) {
 		return pl, nil
 	}
 	var nameNode *yaml.Node
-	for _, req := range []string{"name", "path"} {
-		if _, ok := f[req]; !ok {
-			d.errorf(n, p, "missing required key %q", req)
-		}
+	if _, ok := f["name"]; !ok {
+		d.errorf(n, p, "missing required key %q", "name")
 	}
 	if e, ok := f["name"]; ok {
 		pp := join(p, "name")
@@ -152,19 +153,7 @@ func (d *decoder) plugin(n *yaml.Node, p string) (Plugin, *yaml.Node) {
 			}
 		}
 	}
-	if e, ok := f["path"]; ok {
-		pp := join(p, "path")
-		v := resolve(e.val)
-		if s, ok := d.str(v, pp); ok {
-			if abs, ok := d.hostPath(v, pp, s); ok {
-				if problem := checkFile(abs, false); problem != "" {
-					d.errorf(v, pp, "%s", describePath(s, abs)+problem)
-				} else {
-					pl.Path = abs
-				}
-			}
-		}
-	}
+	d.source(n, p, f, &pl)
 	if e, ok := f["prefix"]; ok {
 		pp := join(p, "prefix")
 		if s, ok := d.str(e.val, pp); ok && s != "" {

@@ -1,0 +1,303 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+
+	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/source"
+)
+
+type pullFlags struct {
+	config    string
+	update    bool
+	offline   bool
+	sha256    string
+	plainHTTP optionalBool
+	logLevel  string
+}
+
+func (f *pullFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "resolve every plugin of this configuration file and write hangar.lock beside it")
+	fs.BoolVar(&f.update, "update", false, "with --config: resolve tags again instead of keeping the digests in hangar.lock")
+	fs.BoolVar(&f.offline, "offline", false, "use no network: only check that the cache (and hangar.lock) have everything")
+	fs.StringVar(&f.sha256, "sha256", "", "with REF: the module's expected SHA-256 (64 hex digits)")
+	fs.Var(&f.plainHTTP, "plain-http", "speak plain HTTP to the registry; only for loopback registries, which use it by default (--plain-http=false forces HTTPS)")
+	fs.StringVar(&f.logLevel, "log-level", "warn", "diagnostics on stderr: debug, info, warn or error")
+}
+
+var pullCmd = &command{
+	name:  "pull",
+	args:  "[flags] REF | --config FILE",
+	short: "fetch plugins into the cache; write hangar.lock",
+	long: `Pull fetches a plugin into Hangar's cache of modules and prints its digests.
+REF is an OCI reference, oci://REGISTRY/REPOSITORY:TAG or
+oci://REGISTRY/REPOSITORY@sha256:DIGEST, or an https:// URL. The output
+gives the reference pinned to the manifest's digest and the module's
+SHA-256, ready to paste into a configuration as source: and sha256:.
+Pulling a REF checks digests but not signatures: signature policies belong
+to configured plugins.
+
+With --config, pull resolves every plugin of the configuration as serve
+would (checking digests and, for oci:// plugins, signatures under each
+plugin's verify policy), fills the cache, and writes hangar.lock beside the
+configuration with exactly its plugins. Plugins already locked keep their
+locked digests, even if a tag has moved since; --update resolves them
+again. Afterwards serve needs no network for these plugins. With --offline,
+nothing is fetched: pull only checks that hangar.lock and the cache hold
+every plugin.
+
+Registries on loopback addresses (localhost, 127.0.0.1, [::1]) are spoken to
+over plain HTTP, all others over HTTPS. Credentials come from Docker's
+configuration (docker login, oras login), when a registry asks for them.
+The cache is "hangar/sources" in the user's cache directory.`,
+	flags: func(fs *flag.FlagSet) { new(pullFlags).register(fs) },
+}
+
+func init() { pullCmd.run = runPull }
+
+func runPull(ctx context.Context, env *Env, args []string) error {
+	var f pullFlags
+	fs := pullCmd.flagSet(env.Stderr)
+	f.register(fs)
+	pos, err := pullCmd.parse(env, fs, args)
+	if err != nil {
+		return err
+	}
+	if (f.config == "") == (len(pos) == 0) || len(pos) > 1 {
+		pullCmd.help(env.Stderr)
+		return errUsage
+	}
+	log, err := logger(env.Stderr, f.logLevel)
+	if err != nil {
+		return err
+	}
+	r, err := newResolver(log)
+	if err != nil {
+		return err
+	}
+	r.Offline = f.offline
+	if f.config != "" {
+		if f.sha256 != "" || f.plainHTTP.set {
+			fmt.Fprintln(env.Stderr, "hangar pull: --sha256 and --plain-http go with a REF, not with --config")
+			return errUsage
+		}
+		return pullConfig(ctx, env.Stdout, r, f.config, f.update)
+	}
+	if f.update {
+		fmt.Fprintln(env.Stderr, "hangar pull: --update goes with --config")
+		return errUsage
+	}
+	ref := pos[0]
+	if err := applyPlainHTTP(r, ref, f.plainHTTP); err != nil {
+		return err
+	}
+	pin := ""
+	if f.sha256 != "" {
+		h, problem := config.ParseSHA256(f.sha256)
+		if problem != "" {
+			return fmt.Errorf("--sha256: %s", problem)
+		}
+		pin = h
+	}
+	a, err := r.Fetch(ctx, ref, pin)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(env.Stdout, 0, 0, 1, ' ', 0)
+	if a.Manifest != "" {
+		oref, _ := config.ParseOCIReference(ref)
+		fmt.Fprintf(w, "reference:\toci://%s/%s@%s\n", oref.Registry, oref.Repository, a.Manifest)
+		fmt.Fprintf(w, "manifest:\t%s\n", a.Manifest)
+	} else {
+		fmt.Fprintf(w, "source:\t%s\n", ref)
+	}
+	fmt.Fprintf(w, "sha256:\t%s\n", a.SHA256())
+	fmt.Fprintf(w, "path:\t%s\n", a.Path)
+	return w.Flush()
+}
+
+// pullConfig resolves every plugin of a configuration and writes its lock.
+func pullConfig(ctx context.Context, out io.Writer, r *source.Resolver, path string, update bool) error {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	lock, err := source.LoadLock(config.LockPath(path))
+	if err != nil {
+		return err
+	}
+	r.Lock, r.Update = lock, update
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	var errs []error
+	names := make([]string, 0, len(cfg.Plugins))
+	for _, spec := range cfg.Plugins {
+		names = append(names, spec.Name)
+		a, err := r.Resolve(ctx, spec)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("plugin %s: %w", spec.Name, err))
+			continue
+		}
+		note := ""
+		switch {
+		case a.Locked:
+			note = "(locked)"
+		case a.Manifest != "":
+			note = "manifest " + a.Manifest
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", spec.Name, a.Digest, spec.Source, note)
+	}
+	w.Flush()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	lock.Retain(names)
+	if err := lock.Save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "locked %d plugins in %s\n", len(names), lock.Path())
+	return nil
+}
+
+// optionalBool is a boolean flag that knows whether it was given.
+type optionalBool struct{ set, val bool }
+
+func (b *optionalBool) String() string {
+	if b == nil || !b.set {
+		return ""
+	}
+	return strconv.FormatBool(b.val)
+}
+
+func (b *optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	b.set, b.val = true, v
+	return nil
+}
+
+func (b *optionalBool) IsBoolFlag() bool { return true }
+
+// applyPlainHTTP applies --plain-http for the registry of ref: plain HTTP
+// is allowed for loopback registries only.
+func applyPlainHTTP(r *source.Resolver, ref string, plain optionalBool) error {
+	if !plain.set {
+		return nil
+	}
+	if !strings.HasPrefix(ref, "oci://") {
+		return fmt.Errorf("--plain-http applies to oci:// references")
+	}
+	oref, problem := config.ParseOCIReference(ref)
+	if problem != "" {
+		return fmt.Errorf("invalid oci reference %q: %s", ref, problem)
+	}
+	if !plain.val {
+		r.LoopbackTLS = true
+		return nil
+	}
+	if !r.PlainHTTP(oref.Registry) {
+		return fmt.Errorf("--plain-http: %s is not a loopback address; plain HTTP is allowed only for registries on localhost, 127.0.0.1 or [::1]", oref.Registry)
+	}
+	return nil
+}
+
+// newResolver returns a resolver with Hangar's cache, the registry
+// credentials of Docker's configuration, and the signature verifier.
+func newResolver(log *slog.Logger) (*source.Resolver, error) {
+	dir := source.DefaultCacheDir()
+	if dir == "" {
+		return nil, errors.New("no user cache directory for fetched plugins; set XDG_CACHE_HOME")
+	}
+	return &source.Resolver{
+		CacheDir:    dir,
+		Credentials: registryCredentials(),
+		Verifier:    pluginVerifier(log),
+		Logger:      log,
+	}, nil
+}
+
+// pluginVerifier returns the signature verifier for oci:// plugins. Until
+// one is wired in, only plugins with verify: false can come from a
+// registry; the others are refused with source.ErrUnsigned.
+func pluginVerifier(log *slog.Logger) source.Verifier {
+	return nil
+}
+
+// registryCredentials reads credentials from Docker's configuration
+// ($DOCKER_CONFIG/config.json or ~/.docker/config.json, and its credential
+// helpers), used only when a registry asks. nil: anonymous.
+func registryCredentials() auth.CredentialFunc {
+	store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
+	if err != nil {
+		return nil
+	}
+	return credentials.Credential(store)
+}
+
+type offlineKey struct{}
+
+// withOffline returns ctx marked so that readPlugin uses no network, for
+// serve --offline: https:// and oci:// plugins must then be in the cache
+// (and oci:// ones in hangar.lock), or loading them fails with
+// source.ErrOffline.
+func withOffline(ctx context.Context, offline bool) context.Context {
+	return context.WithValue(ctx, offlineKey{}, offline)
+}
+
+func isOffline(ctx context.Context) bool {
+	off, _ := ctx.Value(offlineKey{}).(bool)
+	return off
+}
+
+// readPlugin returns the module of a plugin, resolving its source: a file
+// is read (and checked against its sha256 pin and recorded in the lock
+// file, when it has them), https:// and oci:// sources come from the cache
+// or the network as hangar.lock says (see package source), without network
+// when ctx is marked by withOffline. The lock file is updated when
+// something new was resolved; failing to write it is only a warning.
+func readPlugin(ctx context.Context, spec config.Plugin, log *slog.Logger) ([]byte, error) {
+	if (spec.Kind == config.SourceFile || spec.Kind == "") && spec.LockFile == "" && spec.SHA256 == "" {
+		return os.ReadFile(spec.Path)
+	}
+	r := &source.Resolver{Logger: log, Verifier: pluginVerifier(log)}
+	if spec.Kind != config.SourceFile && spec.Kind != "" {
+		var err error
+		if r, err = newResolver(log); err != nil {
+			return nil, err
+		}
+	}
+	r.Offline = isOffline(ctx)
+	if spec.LockFile != "" {
+		lock, err := source.LoadLock(spec.LockFile)
+		if err != nil {
+			return nil, err
+		}
+		r.Lock = lock
+	}
+	a, err := r.Resolve(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if r.Lock != nil {
+		if err := r.Lock.Save(); err != nil {
+			log.Warn("could not update the lock file", "plugin", spec.Name, "error", err)
+		}
+	}
+	if a.Locked {
+		log.Debug("plugin locked", "plugin", spec.Name, "manifest", a.Manifest, "sha256", a.SHA256())
+	}
+	return a.Read()
+}
