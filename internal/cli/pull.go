@@ -229,11 +229,12 @@ func newResolver(log *slog.Logger) (*source.Resolver, error) {
 	}, nil
 }
 
-// pluginVerifier returns the signature verifier for oci:// plugins. Until
-// one is wired in, only plugins with verify: false can come from a
-// registry; the others are refused with source.ErrUnsigned.
+// pluginVerifier returns the signature verifier for oci:// plugins: Sigstore
+// signatures checked in process by package verify, against the key of a key
+// policy or the trusted root (verify.trusted_root) of a keyless one; see
+// sigstoreVerifier.
 func pluginVerifier(log *slog.Logger) source.Verifier {
-	return nil
+	return &sigstoreVerifier{log: log, roots: defaultTrustedRoots}
 }
 
 // registryCredentials reads credentials from Docker's configuration

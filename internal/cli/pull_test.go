@@ -19,6 +19,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/source"
 	"github.com/hangar-mcp/hangar/internal/source/registrytest"
 	"github.com/hangar-mcp/hangar/internal/testutil"
+	"github.com/hangar-mcp/hangar/internal/verify"
 )
 
 func TestMain(m *testing.M) {
@@ -298,10 +299,11 @@ func TestServeRefusals(t *testing.T) {
 		closeAll(ctx, ps)
 		return err
 	}
-	// No verifier is wired in yet: a signature policy cannot be satisfied.
+	// A key file that holds no public key is refused as a policy error
+	// (signed plugins are tested in verify_test.go).
 	err = load(fmt.Sprintf("plugins:\n  - name: s\n    source: %s\n    verify: {key: cosign.pub}\n", reg.Ref("hangar/signed:1")))
-	if !errors.Is(err, source.ErrUnsigned) {
-		t.Errorf("key policy without a verifier: %v", err)
+	if !errors.Is(err, source.ErrUnsigned) || !errors.Is(err, verify.ErrPolicy) {
+		t.Errorf("key policy with an unusable key: %v", err)
 	}
 	// A pin that does not match.
 	err = load(fmt.Sprintf("plugins:\n  - name: s\n    source: %s\n    sha256: %s\n    verify: false\n", reg.Ref("hangar/signed:1"), strings.Repeat("a", 64)))

@@ -44,6 +44,7 @@
 //	    verify:
 //	      issuer: https://token.actions.githubusercontent.com
 //	      subject: https://github.com/acme/notes/.github/workflows/release.yml@refs/tags/v1.4.0
+//	      trusted_root: ./trusted_root.json
 //
 // testdata/full.yaml in this package is a commented example using every
 // setting.
@@ -138,18 +139,28 @@
 //   - verify: {key: FILE}: a signature by this public key (such as a
 //     cosign.pub), a file relative to the configuration file's directory
 //     that must exist. No other key may be given with key.
-//   - verify: {issuer: URL, subject: IDENTITY}: a keyless (sigstore)
-//     signature whose certificate was issued for this OIDC issuer (an https
-//     URL, matched exactly) to this identity (matched exactly), or with
-//     subject_regexp instead of subject, to an identity that the Go regexp
-//     matches in whole (it is anchored at both ends). Both issuer and a
-//     subject are required. A subject_regexp that matches the empty string,
-//     a single letter, or identities of unrelated people on common issuers
-//     (such as .* or https://github\.com/.+) is rejected: name your own
-//     identities, as in https://github\.com/acme/tool/\.github/workflows/release\.yml@refs/tags/v.*.
+//   - verify: {issuer: URL, subject: IDENTITY, trusted_root: FILE}: a
+//     keyless (sigstore) signature whose certificate was issued for this
+//     OIDC issuer (an https URL, matched exactly) to this identity (matched
+//     exactly), or with subject_regexp instead of subject, to an identity
+//     that the Go regexp matches in whole (it is anchored at both ends). A
+//     subject_regexp that matches the empty string, a single letter, or
+//     identities of unrelated people on common issuers (such as .* or
+//     https://github\.com/.+) is rejected: name your own identities, as in
+//     https://github\.com/acme/tool/\.github/workflows/release\.yml@refs/tags/v.*.
+//     trusted_root is the Sigstore trusted root (trusted_root.json) that
+//     the certificate must chain to and that lists the transparency logs
+//     and timestamp authorities whose evidence is required; a file relative
+//     to the configuration file's directory that must exist and not be a
+//     directory (its content is checked when a plugin is verified, not at
+//     load). Hangar never fetches it: write it with "cosign trusted-root
+//     create", or take it from Sigstore's TUF repository, and keep it up to
+//     date. issuer, a subject and trusted_root are all required;
+//     trusted_root is an error with key.
 //
 // The policy is stored in Plugin.Verify as a [Verify]; its MatchSubject
-// method applies Subject or SubjectRegexp the same way everywhere.
+// method applies Subject or SubjectRegexp the same way everywhere, and
+// TrustedRoot holds the trusted root's path, absolute and clean.
 //
 // # limits
 //

@@ -29,13 +29,14 @@ const LockFileName = "hangar.lock"
 
 // Verify is the signature policy of an OCI plugin, as configured. Exactly
 // one form holds after validation: Disabled; Key; or Issuer with one of
-// Subject and SubjectRegexp.
+// Subject and SubjectRegexp, and TrustedRoot.
 type Verify struct {
 	Disabled      bool   // verify: false, an explicit opt-out
 	Key           string // absolute, clean path of a public key file (such as cosign.pub)
 	Issuer        string // keyless: the OIDC issuer, an https URL, matched exactly
 	Subject       string // keyless: the certificate identity, matched exactly
 	SubjectRegexp string // keyless: a Go regexp that must match the whole identity
+	TrustedRoot   string // keyless: absolute, clean path of a Sigstore trusted_root.json
 }
 
 // SubjectMatcher returns SubjectRegexp compiled to match whole identities
@@ -62,23 +63,30 @@ func (v Verify) MatchSubject(identity string) bool {
 
 // String describes the policy in one line, as in
 // "key /etc/hangar/cosign.pub" or
-// "issuer https://accounts.example subject ci@example.com".
+// "issuer https://accounts.example subject ci@example.com trusted_root /etc/hangar/trusted_root.json".
+// It names files by path, not content: it does not identify a policy
+// whose key or trusted root file may change.
 func (v Verify) String() string {
+	var s string
 	switch {
 	case v.Disabled:
 		return "disabled"
 	case v.Key != "":
 		return "key " + v.Key
 	case v.SubjectRegexp != "":
-		return fmt.Sprintf("issuer %s subject_regexp %s", v.Issuer, v.SubjectRegexp)
+		s = fmt.Sprintf("issuer %s subject_regexp %s", v.Issuer, v.SubjectRegexp)
 	default:
-		return fmt.Sprintf("issuer %s subject %s", v.Issuer, v.Subject)
+		s = fmt.Sprintf("issuer %s subject %s", v.Issuer, v.Subject)
 	}
+	if v.TrustedRoot != "" {
+		s += " trusted_root " + v.TrustedRoot
+	}
+	return s
 }
 
 func anchor(re string) string { return `^(?:` + re + `)$` }
 
-var verifyKeys = []string{"key", "issuer", "subject", "subject_regexp"}
+var verifyKeys = []string{"key", "issuer", "subject", "subject_regexp", "trusted_root"}
 
 // source decodes a plugin's source, from either path or source (exactly one
 // must be given), with its sha256 pin and verify policy.
@@ -130,7 +138,7 @@ func (d *decoder) source(n *yaml.Node, p string, f map[string]entry, pl *Plugin)
 	}
 	if pl.Kind == SourceOCI && !hasVerify {
 		d.errorf(resolve(se.val), join(p, "source"), "an oci source needs a signature policy: add verify: {key: ./cosign.pub}, "+
-			"or verify: {issuer: https://..., subject: ...} for keyless signatures, or verify: false to run it unverified")
+			"or verify: {issuer: https://..., subject: ..., trusted_root: ./trusted_root.json} for keyless signatures, or verify: false to run it unverified")
 	}
 }
 
@@ -278,13 +286,13 @@ func (d *decoder) verify(n *yaml.Node, p string) *Verify {
 		var b bool
 		_ = n.Decode(&b)
 		if b {
-			d.errorf(n, p, "verify: true is not a policy; write verify: {key: ./cosign.pub} or verify: {issuer: https://..., subject: ...}")
+			d.errorf(n, p, "verify: true is not a policy; write verify: {key: ./cosign.pub} or verify: {issuer: https://..., subject: ..., trusted_root: ./trusted_root.json}")
 			return nil
 		}
 		return &Verify{Disabled: true}
 	}
 	if isNull(n) {
-		d.errorf(n, p, "empty; write verify: {key: FILE}, verify: {issuer: URL, subject: IDENTITY}, or verify: false")
+		d.errorf(n, p, "empty; write verify: {key: FILE}, verify: {issuer: URL, subject: IDENTITY, trusted_root: FILE}, or verify: false")
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
@@ -320,20 +328,26 @@ func (d *decoder) verify(n *yaml.Node, p string) *Verify {
 	issuer, issuerNode, hasIssuer := strField("issuer")
 	subject, _, hasSubject := strField("subject")
 	subjectRe, reNode, hasRe := strField("subject_regexp")
+	trustedRoot, rootNode, hasRoot := strField("trusted_root")
 	_, givenKey := f["key"]
 	_, givenIssuer := f["issuer"]
 	_, givenSubject := f["subject"]
 	_, givenRe := f["subject_regexp"]
+	rootEntry, givenRoot := f["trusted_root"]
 
 	if givenKey && (givenIssuer || givenSubject || givenRe) {
 		d.errorf(n, p, "give either key (a public key) or issuer and subject (keyless signatures), not both")
 		return nil
 	}
-	if !givenKey && !givenIssuer && !givenSubject && !givenRe {
+	if givenKey && givenRoot {
+		d.errorf(resolve(rootEntry.key), join(p, "trusted_root"), "trusted_root goes with keyless verification (issuer and subject); a key policy checks signatures with the key alone, so remove trusted_root")
+		return nil
+	}
+	if !givenKey && !givenIssuer && !givenSubject && !givenRe && !givenRoot {
 		if len(n.Content) > 0 {
 			return nil // only unknown keys, reported
 		}
-		d.errorf(n, p, "no policy; give key, or issuer and subject (or subject_regexp); write verify: false to run unverified")
+		d.errorf(n, p, "no policy; give key, or issuer, subject (or subject_regexp) and trusted_root; write verify: false to run unverified")
 		return nil
 	}
 	if givenKey {
@@ -375,7 +389,22 @@ func (d *decoder) verify(n *yaml.Node, p string) *Verify {
 			valid = false
 		}
 	}
-	if !valid || (givenSubject && !hasSubject) || (givenRe && !hasRe) {
+	if !givenRoot {
+		d.errorf(n, p, `missing required key "trusted_root": keyless verification needs the Sigstore trusted_root.json to check certificates against (Hangar never fetches it)`)
+		valid = false
+	} else if hasRoot {
+		abs, ok := d.hostPath(rootNode, join(p, "trusted_root"), trustedRoot)
+		if !ok {
+			valid = false
+		} else if problem := checkFile(abs, false); problem != "" {
+			problem = strings.Replace(problem, "not a WebAssembly file", "not a trusted root file", 1)
+			d.errorf(rootNode, join(p, "trusted_root"), "%s", describePath(trustedRoot, abs)+problem)
+			valid = false
+		} else {
+			v.TrustedRoot = abs
+		}
+	}
+	if !valid || (givenSubject && !hasSubject) || (givenRe && !hasRe) || (givenRoot && !hasRoot) {
 		return nil
 	}
 	v.Issuer, v.Subject, v.SubjectRegexp = issuer, subject, subjectRe

@@ -35,11 +35,13 @@ func TestSources(t *testing.T) {
     verify:
       issuer: https://accounts.example.test
       subject: ci@example.test
+      trusted_root: trusted_root.json
   - name: regexp
     source: oci://registry.example.test/r:latest
     verify:
       issuer: https://token.actions.githubusercontent.com
       subject_regexp: https://github\.com/acme/.*
+      trusted_root: `+filepath.Join(dir, "trusted_root.json")+`
 `)
 	want := []struct {
 		kind   SourceKind
@@ -53,8 +55,8 @@ func TestSources(t *testing.T) {
 		{SourceHTTPS, "https://plugins.example.test:8443/a/b.wasm?v=2", "", hexA, nil},
 		{SourceOCI, "oci://registry.example.test/org/repo:1.0", "", "", &Verify{Key: filepath.Join(dir, "cosign.pub")}},
 		{SourceOCI, "oci://127.0.0.1:5000/repo@sha256:" + hexB, "", "", &Verify{Disabled: true}},
-		{SourceOCI, "oci://localhost:5000/a/b/c:v1@sha256:" + hexB, "", hexA, &Verify{Issuer: "https://accounts.example.test", Subject: "ci@example.test"}},
-		{SourceOCI, "oci://registry.example.test/r:latest", "", "", &Verify{Issuer: "https://token.actions.githubusercontent.com", SubjectRegexp: `https://github\.com/acme/.*`}},
+		{SourceOCI, "oci://localhost:5000/a/b/c:v1@sha256:" + hexB, "", hexA, &Verify{Issuer: "https://accounts.example.test", Subject: "ci@example.test", TrustedRoot: filepath.Join(dir, "trusted_root.json")}},
+		{SourceOCI, "oci://registry.example.test/r:latest", "", "", &Verify{Issuer: "https://token.actions.githubusercontent.com", SubjectRegexp: `https://github\.com/acme/.*`, TrustedRoot: filepath.Join(dir, "trusted_root.json")}},
 	}
 	if len(cfg.Plugins) != len(want) {
 		t.Fatalf("%d plugins, want %d", len(cfg.Plugins), len(want))
@@ -106,15 +108,15 @@ func TestSourceErrors(t *testing.T) {
 		{"oci bad digest", head + "    source: oci://r.test/repo@sha256:abc\n    verify: false\n", []string{
 			`test.yaml:3:13: plugins[0].source: invalid oci reference "oci://r.test/repo@sha256:abc": invalid digest "sha256:abc": invalid checksum digest length; want oci://registry/repository:tag or oci://registry/repository@sha256:digest`}},
 		{"oci without verify", head + "    source: oci://r.test/repo:1\n", []string{
-			`test.yaml:3:13: plugins[0].source: an oci source needs a signature policy: add verify: {key: ./cosign.pub}, or verify: {issuer: https://..., subject: ...} for keyless signatures, or verify: false to run it unverified`}},
+			`test.yaml:3:13: plugins[0].source: an oci source needs a signature policy: add verify: {key: ./cosign.pub}, or verify: {issuer: https://..., subject: ..., trusted_root: ./trusted_root.json} for keyless signatures, or verify: false to run it unverified`}},
 		{"verify on a file", head + "    path: plugins/hello.wasm\n    verify: false\n", []string{
 			`test.yaml:4:5: plugins[0].verify: verify applies to oci:// sources only; a file source is pinned by sha256`}},
 		{"verify true", head + "    source: oci://r.test/repo:1\n    verify: true\n", []string{
-			`test.yaml:4:13: plugins[0].verify: verify: true is not a policy; write verify: {key: ./cosign.pub} or verify: {issuer: https://..., subject: ...}`}},
+			`test.yaml:4:13: plugins[0].verify: verify: true is not a policy; write verify: {key: ./cosign.pub} or verify: {issuer: https://..., subject: ..., trusted_root: ./trusted_root.json}`}},
 		{"verify empty", head + "    source: oci://r.test/repo:1\n    verify: {}\n", []string{
-			`test.yaml:4:13: plugins[0].verify: no policy; give key, or issuer and subject (or subject_regexp); write verify: false to run unverified`}},
+			`test.yaml:4:13: plugins[0].verify: no policy; give key, or issuer, subject (or subject_regexp) and trusted_root; write verify: false to run unverified`}},
 		{"verify null", head + "    source: oci://r.test/repo:1\n    verify:\n", []string{
-			`test.yaml:4:12: plugins[0].verify: empty; write verify: {key: FILE}, verify: {issuer: URL, subject: IDENTITY}, or verify: false`}},
+			`test.yaml:4:12: plugins[0].verify: empty; write verify: {key: FILE}, verify: {issuer: URL, subject: IDENTITY, trusted_root: FILE}, or verify: false`}},
 		{"verify string", head + "    source: oci://r.test/repo:1\n    verify: cosign.pub\n", []string{
 			`test.yaml:4:13: plugins[0].verify: expected false or a mapping with key, or with issuer and subject, got the string "cosign.pub"`}},
 		{"verify unknown key", head + "    source: oci://r.test/repo:1\n    verify: {keys: cosign.pub}\n", []string{
@@ -126,22 +128,44 @@ func TestSourceErrors(t *testing.T) {
 			`test.yaml:4:19: plugins[0].verify.key: data (resolved to $DIR/data) is a directory, not a key file`}},
 		{"key and issuer", head + "    source: oci://r.test/repo:1\n    verify: {key: cosign.pub, issuer: https://i.test, subject: s}\n", []string{
 			`test.yaml:4:13: plugins[0].verify: give either key (a public key) or issuer and subject (keyless signatures), not both`}},
-		{"issuer without subject", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test}\n", []string{
+		{"issuer without subject", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, trusted_root: trusted_root.json}\n", []string{
 			`test.yaml:4:13: plugins[0].verify: missing required key "subject": keyless verification needs the identity of the signer (or subject_regexp)`}},
-		{"subject without issuer", head + "    source: oci://r.test/repo:1\n    verify: {subject: ci@example.test}\n", []string{
+		{"subject without issuer", head + "    source: oci://r.test/repo:1\n    verify: {subject: ci@example.test, trusted_root: trusted_root.json}\n", []string{
 			`test.yaml:4:13: plugins[0].verify: missing required key "issuer": keyless verification needs the OIDC issuer and the subject`}},
-		{"issuer not https", head + "    source: oci://r.test/repo:1\n    verify: {issuer: accounts.example.test, subject: s}\n", []string{
+		{"issuer not https", head + "    source: oci://r.test/repo:1\n    verify: {issuer: accounts.example.test, subject: s, trusted_root: trusted_root.json}\n", []string{
 			`test.yaml:4:22: plugins[0].verify.issuer: invalid issuer "accounts.example.test": want an https URL such as https://token.actions.githubusercontent.com`}},
-		{"subject and regexp", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: s, subject_regexp: s.*}\n", []string{
+		{"subject and regexp", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: s, subject_regexp: s.*, trusted_root: trusted_root.json}\n", []string{
 			`test.yaml:4:66: plugins[0].verify.subject_regexp: give either subject (exact) or subject_regexp, not both`}},
-		{"empty subject", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: \"\"}\n", []string{
+		{"empty subject", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: \"\", trusted_root: trusted_root.json}\n", []string{
 			`test.yaml:4:47: plugins[0].verify.subject: must not be empty`}},
-		{"match-anything regexp", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject_regexp: \".*\"}\n", []string{
+		{"match-anything regexp", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject_regexp: \".*\", trusted_root: trusted_root.json}\n", []string{
 			`test.yaml:4:54: plugins[0].verify.subject_regexp: subject_regexp ".*" matches the empty string, so it would trust signers it should not; narrow it to your own identities (such as https://github\.com/acme/.*; it must match the whole subject) or use subject for an exact identity`}},
-		{"too broad regexp", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject_regexp: 'https://github\\.com/.+'}\n", []string{
+		{"too broad regexp", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject_regexp: 'https://github\\.com/.+', trusted_root: trusted_root.json}\n", []string{
 			`test.yaml:4:54: plugins[0].verify.subject_regexp: subject_regexp "https://github\\.com/.+" matches "https://github.com/attacker/attacker/.github/workflows/release.yml@refs/heads/main", so it would trust signers it should not; narrow it to your own identities (such as https://github\.com/acme/.*; it must match the whole subject) or use subject for an exact identity`}},
-		{"regexp does not compile", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject_regexp: \"a(\"}\n", []string{
+		{"regexp does not compile", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject_regexp: \"a(\", trusted_root: trusted_root.json}\n", []string{
 			`test.yaml:4:54: plugins[0].verify.subject_regexp: invalid regexp "a(": missing closing ): ` + "`a(`"}},
+		{"keyless without trusted_root", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: s}\n", []string{
+			`test.yaml:4:13: plugins[0].verify: missing required key "trusted_root": keyless verification needs the Sigstore trusted_root.json to check certificates against (Hangar never fetches it)`}},
+		{"trusted_root alone", head + "    source: oci://r.test/repo:1\n    verify: {trusted_root: trusted_root.json}\n", []string{
+			`test.yaml:4:13: plugins[0].verify: missing required key "issuer": keyless verification needs the OIDC issuer and the subject`,
+			`test.yaml:4:13: plugins[0].verify: missing required key "subject": keyless verification needs the identity of the signer (or subject_regexp)`}},
+		{"trusted_root missing", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: s, trusted_root: nope.json}\n", []string{
+			`test.yaml:4:64: plugins[0].verify.trusted_root: nope.json (resolved to $DIR/nope.json) does not exist`}},
+		{"trusted_root is a directory", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: s, trusted_root: data}\n", []string{
+			`test.yaml:4:64: plugins[0].verify.trusted_root: data (resolved to $DIR/data) is a directory, not a trusted root file`}},
+		{"trusted_root empty", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: s, trusted_root: \"\"}\n", []string{
+			`test.yaml:4:64: plugins[0].verify.trusted_root: must not be empty`}},
+		{"trusted_root with ~", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: s, trusted_root: ~/trusted_root.json}\n", []string{
+			`test.yaml:4:64: plugins[0].verify.trusted_root: "~/trusted_root.json": ~ is not expanded; use an absolute path or one relative to the configuration file`}},
+		{"trusted_root list", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: s, trusted_root: [a.json]}\n", []string{
+			`test.yaml:4:64: plugins[0].verify.trusted_root: expected a string, got a list`}},
+		{"trusted_root with key", head + "    source: oci://r.test/repo:1\n    verify: {key: cosign.pub, trusted_root: trusted_root.json}\n", []string{
+			`test.yaml:4:31: plugins[0].verify.trusted_root: trusted_root goes with keyless verification (issuer and subject); a key policy checks signatures with the key alone, so remove trusted_root`}},
+		{"trusted_root with key and issuer", head + "    source: oci://r.test/repo:1\n    verify: {key: cosign.pub, issuer: https://i.test, subject: s, trusted_root: trusted_root.json}\n", []string{
+			`test.yaml:4:13: plugins[0].verify: give either key (a public key) or issuer and subject (keyless signatures), not both`}},
+		{"trusted_root misspelt", head + "    source: oci://r.test/repo:1\n    verify: {issuer: https://i.test, subject: s, trusted-root: trusted_root.json}\n", []string{
+			`test.yaml:4:13: plugins[0].verify: missing required key "trusted_root": keyless verification needs the Sigstore trusted_root.json to check certificates against (Hangar never fetches it)`,
+			`test.yaml:4:50: plugins[0].verify: unknown key "trusted-root"; did you mean "trusted_root"?`}},
 		{"verify key at plugin level", head + "    source: oci://r.test/repo:1\n    verify: false\n    issuer: https://i.test\n", []string{
 			`test.yaml:5:5: plugins[0]: unknown key "issuer" (it belongs under verify)`}},
 	} {
@@ -186,10 +210,12 @@ func TestVerifyMatchSubject(t *testing.T) {
 		t.Error("exact subject")
 	}
 	for v, want := range map[Verify]string{
-		{Disabled: true}:                            "disabled",
-		{Key: "/k.pub"}:                             "key /k.pub",
-		{Issuer: "https://i", Subject: "s"}:         "issuer https://i subject s",
-		{Issuer: "https://i", SubjectRegexp: "s.*"}: "issuer https://i subject_regexp s.*",
+		{Disabled: true}:                                                     "disabled",
+		{Key: "/k.pub"}:                                                      "key /k.pub",
+		{Issuer: "https://i", Subject: "s"}:                                  "issuer https://i subject s",
+		{Issuer: "https://i", SubjectRegexp: "s.*"}:                          "issuer https://i subject_regexp s.*",
+		{Issuer: "https://i", Subject: "s", TrustedRoot: "/tr.json"}:         "issuer https://i subject s trusted_root /tr.json",
+		{Issuer: "https://i", SubjectRegexp: "s.*", TrustedRoot: "/tr.json"}: "issuer https://i subject_regexp s.* trusted_root /tr.json",
 	} {
 		if v.String() != want {
 			t.Errorf("String() = %q, want %q", v.String(), want)

@@ -55,8 +55,9 @@ type LockEntry struct {
 	Manifest string `json:"manifest,omitempty"`
 	// Verify identifies the signature policy the manifest was checked
 	// against, for oci:// sources only: "disabled", "key sha256:<hex of the
-	// key file>", or the keyless issuer and subject. An entry locked under
-	// another policy is resolved (and verified) again.
+	// key file>", or the keyless issuer and subject with "trusted_root
+	// sha256:<hex of the trusted root file>". An entry locked under another
+	// policy is resolved (and verified) again.
 	Verify string `json:"verify,omitempty"`
 }
 

@@ -323,6 +323,15 @@ func policyID(v *config.Verify) (string, error) {
 			return "", err
 		}
 		return "key sha256:" + h, nil
+	case v.TrustedRoot != "":
+		// A new trusted root (rotated certificates, say) verifies again.
+		h, err := hashFile(v.TrustedRoot)
+		if err != nil {
+			return "", err
+		}
+		id := *v
+		id.TrustedRoot = ""
+		return id.String() + " trusted_root sha256:" + h, nil
 	default:
 		return v.String(), nil
 	}
