@@ -18,6 +18,14 @@ GOOS=wasip1 GOARCH=wasm go vet ./pdk/... ./examples/... ./internal/testplugins/.
 echo "== go test" >&2
 go test -race -count=1 ./...
 
+echo "== fuzz (bounded)" >&2
+# Each target runs for a bounded time on top of its seed corpus; a crash
+# fails the run and leaves the input under testdata/fuzz.
+fuzztime="${HANGAR_FUZZTIME:-20s}"
+go test -run '^$' -fuzz '^FuzzJSONRPC$' -fuzztime "$fuzztime" ./internal/server
+go test -run '^$' -fuzz '^FuzzPluginOutput$' -fuzztime "$fuzztime" ./internal/plugin
+go test -run '^$' -fuzz '^FuzzHostAllowed$' -fuzztime "$fuzztime" ./internal/plugin
+
 echo "== scripted MCP clients (Node)" >&2
 (cd test/node && node --test)
 

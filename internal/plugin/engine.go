@@ -3,15 +3,23 @@ package plugin
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"syscall"
 	"time"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/hangar-mcp/hangar/internal/config"
 )
@@ -127,34 +135,48 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	opts.Logger = opts.Logger.With("plugin", opts.Name)
 	opts.Limits = withDefaults(opts.Limits)
 
+	if len(opts.Grants.AllowedHosts) > 0 {
+		if err := checkRedirectGuard(); err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
+		}
+	}
+	memBytes := int64(opts.Limits.MemoryPages) * config.PageSize
 	manifest := extism.Manifest{
 		Wasm:         []extism.Wasm{extism.WasmData{Data: wasm}},
 		Config:       opts.Config,
 		AllowedHosts: opts.Grants.AllowedHosts,
-		Memory:       &extism.ManifestMemory{MaxPages: opts.Limits.MemoryPages},
+		// Every field is set: Extism reads a zero as "nothing allowed", which
+		// would disable var_set and refuse every HTTP response with a body.
+		Memory: &extism.ManifestMemory{
+			MaxPages:             opts.Limits.MemoryPages,
+			MaxHttpResponseBytes: min(memBytes, maxHTTPResponse),
+			MaxVarBytes:          maxVarBytes,
+		},
+		// AllowedPaths stays empty: Extism would mount the directories with
+		// wazero's DirFS, which follows symbolic links out of them. Hangar
+		// mounts them itself, confined (see mountFS).
 	}
-	if len(opts.Grants.AllowedPaths) > 0 {
-		manifest.AllowedPaths = make(map[string]string, len(opts.Grants.AllowedPaths))
-		for _, m := range opts.Grants.AllowedPaths {
-			host := m.Host
-			if m.ReadOnly {
-				host = "ro:" + host
-			}
-			manifest.AllowedPaths[host] = m.Guest
-		}
+	fsConfig, roots, err := mountFS(opts.Grants.AllowedPaths)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
 	}
 	rc := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(true).
 		WithCompilationCache(e.cache).
 		WithMemoryLimitPages(opts.Limits.MemoryPages)
 
-	p := &Plugin{name: opts.Name, opts: opts, log: opts.Logger}
+	p := &Plugin{name: opts.Name, opts: opts, log: opts.Logger, roots: roots}
 	start := time.Now()
-	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
+	// wazero compiles the functions of one module on this many goroutines;
+	// the plugins of a configuration are also loaded in parallel, and the
+	// Go scheduler shares the cores out between them.
+	cctx := experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
+	compiled, err := extism.NewCompiledPlugin(cctx, manifest, extism.PluginConfig{
 		RuntimeConfig: rc,
 		EnableWasi:    true,
 	}, p.hostFunctions())
 	if err != nil {
+		p.closeRoots()
 		return nil, fmt.Errorf("compiling plugin %s: %w", opts.Name, err)
 	}
 	p.log.Debug("compiled", "elapsed", time.Since(start))
@@ -165,7 +187,8 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 		WithSysNanosleep().
 		WithRandSource(rand.Reader).
 		WithStdout(newLogWriter(p.log, slog.LevelInfo, "stdout")).
-		WithStderr(newLogWriter(p.log, slog.LevelWarn, "stderr"))
+		WithStderr(newLogWriter(p.log, slog.LevelWarn, "stderr")).
+		WithFSConfig(fsConfig)
 	for k, v := range opts.Grants.Env {
 		mc = mc.WithEnv(k, v)
 	}
@@ -173,15 +196,317 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 
 	inst, err := p.pool.get(ctx)
 	if err != nil {
-		p.pool.close(ctx)
+		p.Close(ctx)
 		return nil, fmt.Errorf("instantiating plugin %s: %w", opts.Name, err)
 	}
 	p.exports = detectExports(inst.p)
 	p.iface, err = detectInterface(p.exports)
 	p.pool.put(inst, true)
 	if err != nil {
-		p.pool.close(ctx)
+		p.Close(ctx)
 		return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
 	}
 	return p, nil
+}
+
+const (
+	// maxHTTPResponse bounds the body of one http_request response (Extism's
+	// own default), and so the host memory one such call can take; the
+	// plugin's memory limit bounds it further.
+	maxHTTPResponse = 50 << 20
+	// maxVarBytes bounds what one instance keeps with var_set (Extism's
+	// default).
+	maxVarBytes = 1 << 20
+)
+
+// Granted directories.
+//
+// Extism would mount allowed paths with wazero's DirFS, which resolves a
+// guest path by joining it to the host directory and lets the host follow
+// symbolic links: a plugin granted a writable directory can create a link
+// to "../../anything" and read or write through it. Hangar mounts each
+// granted directory itself, through os.Root, which refuses every path that
+// resolves outside the directory, through ".." or through a symbolic link,
+// whoever made it, with no window between check and use. Plugins may not
+// create symbolic links at all, so that a link a plugin made cannot mislead
+// other programs that use the directory. A read-only grant refuses every
+// change with EROFS.
+
+// mountFS returns the file system configuration mounting each granted
+// directory at its guest path, and the roots it opened, which the caller
+// closes once the module is gone. No grants mean no file system at all.
+func mountFS(mounts []config.Mount) (wazero.FSConfig, []*os.Root, error) {
+	cfg := wazero.NewFSConfig()
+	var roots []*os.Root
+	for _, m := range mounts {
+		root, err := os.OpenRoot(m.Host)
+		if err != nil {
+			for _, r := range roots {
+				r.Close()
+			}
+			return nil, nil, fmt.Errorf("opening granted directory: %w", err)
+		}
+		roots = append(roots, root)
+		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(&confinedFS{root: root, readOnly: m.ReadOnly}, m.Guest)
+	}
+	return cfg, roots, nil
+}
+
+// confinedFS is one granted directory, as a wazero file system.
+type confinedFS struct {
+	experimentalsys.UnimplementedFS
+	root     *os.Root
+	readOnly bool
+}
+
+func (c *confinedFS) String() string { return c.root.Name() }
+
+// rel turns a path as wazero passes it (relative to the mount, cleaned, ""
+// or "/" for the mount itself) into a name for os.Root.
+func rel(path string) string {
+	path = strings.TrimLeft(path, "/")
+	if path == "" {
+		return "."
+	}
+	return path
+}
+
+// toErrno maps an error of os or os.Root to a WASI errno. os.Root's refusal
+// of a path that leaves the directory is not a system error; it is EPERM,
+// as wazero answers for a path with a leading "..".
+func toErrno(err error) experimentalsys.Errno {
+	errno := experimentalsys.UnwrapOSError(err)
+	if errno == experimentalsys.EIO {
+		var se syscall.Errno
+		if !errors.As(err, &se) {
+			return experimentalsys.EPERM
+		}
+	}
+	return errno
+}
+
+const (
+	accessMode = experimentalsys.O_RDWR | experimentalsys.O_WRONLY
+	writeFlags = accessMode | experimentalsys.O_APPEND | experimentalsys.O_CREAT | experimentalsys.O_TRUNC
+)
+
+func osFlags(f experimentalsys.Oflag) int {
+	var o int
+	switch {
+	case f&experimentalsys.O_RDWR != 0:
+		o = os.O_RDWR
+	case f&experimentalsys.O_WRONLY != 0:
+		o = os.O_WRONLY
+	default:
+		o = os.O_RDONLY
+	}
+	if f&experimentalsys.O_APPEND != 0 {
+		o |= os.O_APPEND
+	}
+	if f&experimentalsys.O_CREAT != 0 {
+		o |= os.O_CREATE
+	}
+	if f&experimentalsys.O_EXCL != 0 {
+		o |= os.O_EXCL
+	}
+	if f&experimentalsys.O_TRUNC != 0 {
+		o |= os.O_TRUNC
+	}
+	if f&(experimentalsys.O_SYNC|experimentalsys.O_DSYNC|experimentalsys.O_RSYNC) != 0 {
+		o |= os.O_SYNC
+	}
+	return o
+}
+
+func (c *confinedFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	name := rel(path)
+	if c.readOnly && flag&writeFlags != 0 {
+		return nil, experimentalsys.EROFS
+	}
+	if flag&experimentalsys.O_DIRECTORY != 0 && flag&accessMode != 0 {
+		return nil, experimentalsys.EISDIR
+	}
+	if flag&experimentalsys.O_NOFOLLOW != 0 {
+		if fi, err := c.root.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, experimentalsys.ELOOP
+		}
+	}
+	f, err := c.root.OpenFile(name, osFlags(flag), perm)
+	if err != nil {
+		return nil, toErrno(err)
+	}
+	// wazero's adapter for fs.FS files does reading, seeking, writing and
+	// directory listing on f; it reopens a directory to rewind it, through
+	// the root.
+	inner, errno := (&sysfs.AdaptFS{FS: &openedFS{root: c.root, first: f}}).OpenFile(name, experimentalsys.O_RDONLY, 0)
+	if errno != 0 {
+		f.Close()
+		return nil, errno
+	}
+	if flag&experimentalsys.O_DIRECTORY != 0 {
+		if isDir, errno := inner.IsDir(); errno != 0 || !isDir {
+			inner.Close()
+			if errno == 0 {
+				errno = experimentalsys.ENOTDIR
+			}
+			return nil, errno
+		}
+	}
+	return &confinedFile{File: inner, fs: c, name: name, flag: flag, file: f}, 0
+}
+
+// openedFS hands out a file already opened, then opens through the root.
+type openedFS struct {
+	root  *os.Root
+	first *os.File
+}
+
+func (o *openedFS) Open(name string) (fs.File, error) {
+	if f := o.first; f != nil {
+		o.first = nil
+		return f, nil
+	}
+	return o.root.Open(name)
+}
+
+func (c *confinedFS) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := c.root.Lstat(rel(path))
+	if err != nil {
+		return sys.Stat_t{}, toErrno(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+func (c *confinedFS) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := c.root.Stat(rel(path))
+	if err != nil {
+		return sys.Stat_t{}, toErrno(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+func (c *confinedFS) Readlink(path string) (string, experimentalsys.Errno) {
+	dst, err := c.root.Readlink(rel(path))
+	if err != nil {
+		return "", toErrno(err)
+	}
+	return filepath.ToSlash(dst), 0
+}
+
+func (c *confinedFS) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
+	if c.readOnly {
+		return experimentalsys.EROFS
+	}
+	errno := toErrno(c.root.Mkdir(rel(path), perm))
+	if errno == experimentalsys.ENOTDIR {
+		errno = experimentalsys.ENOENT
+	}
+	return errno
+}
+
+func (c *confinedFS) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
+	if c.readOnly {
+		return experimentalsys.EROFS
+	}
+	return toErrno(c.root.Chmod(rel(path), perm))
+}
+
+func (c *confinedFS) Rename(from, to string) experimentalsys.Errno {
+	if c.readOnly {
+		return experimentalsys.EROFS
+	}
+	return toErrno(c.root.Rename(rel(from), rel(to)))
+}
+
+func (c *confinedFS) Rmdir(path string) experimentalsys.Errno {
+	if c.readOnly {
+		return experimentalsys.EROFS
+	}
+	name := rel(path)
+	fi, err := c.root.Lstat(name)
+	if err != nil {
+		return toErrno(err)
+	}
+	if !fi.IsDir() {
+		return experimentalsys.ENOTDIR
+	}
+	return toErrno(c.root.Remove(name))
+}
+
+func (c *confinedFS) Unlink(path string) experimentalsys.Errno {
+	if c.readOnly {
+		return experimentalsys.EROFS
+	}
+	name := rel(path)
+	fi, err := c.root.Lstat(name)
+	if err != nil {
+		return toErrno(err)
+	}
+	if fi.IsDir() {
+		return experimentalsys.EISDIR
+	}
+	return toErrno(c.root.Remove(name))
+}
+
+func (c *confinedFS) Link(oldName, newName string) experimentalsys.Errno {
+	if c.readOnly {
+		return experimentalsys.EROFS
+	}
+	return toErrno(c.root.Link(rel(oldName), rel(newName)))
+}
+
+// Symlink is refused: see the comment above mountFS.
+func (c *confinedFS) Symlink(_, _ string) experimentalsys.Errno {
+	if c.readOnly {
+		return experimentalsys.EROFS
+	}
+	return experimentalsys.EPERM
+}
+
+func (c *confinedFS) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
+	if c.readOnly {
+		return experimentalsys.EROFS
+	}
+	return toErrno(c.root.Chtimes(rel(path), utime(atim), utime(mtim)))
+}
+
+// utime converts a WASI timestamp; the zero time leaves the file's unchanged.
+func utime(ns int64) time.Time {
+	if ns == experimentalsys.UTIME_OMIT {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// confinedFile is a file or directory opened in a confinedFS: wazero's
+// adapter, plus what the adapter leaves unimplemented.
+type confinedFile struct {
+	experimentalsys.File
+	fs   *confinedFS
+	name string
+	flag experimentalsys.Oflag
+	file *os.File // as opened; a directory the adapter rewound was reopened
+}
+
+func (f *confinedFile) IsAppend() bool { return f.flag&experimentalsys.O_APPEND != 0 }
+
+func (f *confinedFile) Truncate(size int64) experimentalsys.Errno {
+	if size < 0 {
+		return experimentalsys.EINVAL
+	}
+	if f.fs.readOnly {
+		return experimentalsys.EROFS
+	}
+	return toErrno(f.file.Truncate(size))
+}
+
+func (f *confinedFile) Sync() experimentalsys.Errno { return toErrno(f.file.Sync()) }
+
+func (f *confinedFile) Datasync() experimentalsys.Errno { return f.Sync() }
+
+func (f *confinedFile) Utimens(atim, mtim int64) experimentalsys.Errno {
+	if f.fs.readOnly {
+		return experimentalsys.EROFS
+	}
+	return toErrno(f.fs.root.Chtimes(f.name, utime(atim), utime(mtim)))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	extism "github.com/extism/go-sdk"
@@ -98,24 +99,31 @@ type servletRequest struct {
 
 // run marshals in, invokes export and decodes its output into out.
 func (p *Plugin) run(ctx context.Context, c *Call, export string, in any, out any) error {
+	_, _, err := p.runWithin(ctx, c, export, in, out, p.opts.Limits.CallTimeout)
+	return err
+}
+
+// runWithin is run with limit of running time; it reports the time the
+// export took and the size of its output.
+func (p *Plugin) runWithin(ctx context.Context, c *Call, export string, in any, out any, limit time.Duration) (time.Duration, int, error) {
 	var input []byte
 	if in != nil {
 		var err error
 		if input, err = json.Marshal(in); err != nil {
-			return fmt.Errorf("encoding %s input: %w", export, err)
+			return 0, 0, fmt.Errorf("encoding %s input: %w", export, err)
 		}
 	}
-	output, err := p.invoke(ctx, c, export, input)
+	output, spent, err := p.invokeWithin(ctx, c, export, input, limit)
 	if err != nil {
-		return err
+		return spent, 0, err
 	}
 	if out == nil {
-		return nil
+		return spent, len(output), nil
 	}
 	if err := decodeOutput(output, out); err != nil {
-		return fmt.Errorf("plugin %s: %s: %w", p.name, export, err)
+		return spent, len(output), fmt.Errorf("plugin %s: %s: %w", p.name, export, err)
 	}
-	return nil
+	return spent, len(output), nil
 }
 
 func decodeOutput(b []byte, out any) error {
@@ -134,9 +142,16 @@ func decodeOutput(b []byte, out any) error {
 // maxPages bounds the pages Hangar follows through a v1 list.
 const maxPages = 1000
 
-// listV1 collects every page of a v1 list export.
+// listV1 collects every page of a v1 list export. For the limits, a listing
+// is one call: its pages share the call timeout and the output limit, so
+// that a plugin cannot hold Hangar for a thousand timeouts or make it keep
+// a thousand outputs; and a cursor may not come back, so that a plugin
+// cannot send Hangar round in circles.
 func listV1[T any](ctx context.Context, p *Plugin, c *Call, export string, items func(*T) ([]json.RawMessage, string)) ([]json.RawMessage, error) {
 	var all []json.RawMessage
+	left := p.opts.Limits.CallTimeout
+	var size int64
+	seen := map[string]bool{}
 	cursor := ""
 	for range maxPages {
 		req := v1Request{Context: c.v1()}
@@ -144,34 +159,56 @@ func listV1[T any](ctx context.Context, p *Plugin, c *Call, export string, items
 			req.Request = map[string]string{"cursor": cursor}
 		}
 		var page T
-		if err := p.run(ctx, c, export, req, &page); err != nil {
+		spent, n, err := p.runWithin(ctx, c, export, req, &page, left)
+		if err != nil {
 			return nil, err
+		}
+		left -= spent
+		if size += int64(n); size > p.opts.Limits.MaxOutput {
+			return nil, fmt.Errorf("plugin %s: %s: %w (more than %d bytes over %d pages)", p.name, export, ErrOutputTooLarge, p.opts.Limits.MaxOutput, len(seen)+1)
 		}
 		got, next := items(&page)
 		all = append(all, got...)
 		if next == "" {
 			return all, nil
 		}
+		if seen[next] || next == cursor {
+			return nil, fmt.Errorf("plugin %s: %s: %w: cursor %.64q came back", p.name, export, ErrBadOutput, next)
+		}
+		seen[next] = true
 		cursor = next
 	}
 	return nil, fmt.Errorf("plugin %s: %s: %w: more than %d pages", p.name, export, ErrBadOutput, maxPages)
 }
 
+// maxItemErrors bounds the items of one list whose problems are logged one
+// by one; the rest are counted.
+const maxItemErrors = 10
+
 // decodeItems decodes each raw item, dropping (and logging) the ones that
 // fail check, so that one bad entry does not hide a plugin's other features.
 func decodeItems[T any](p *Plugin, what string, raws []json.RawMessage, check func(*T) error) []*T {
 	out := make([]*T, 0, len(raws))
+	bad := 0
 	for i, raw := range raws {
 		v := new(T)
-		if err := json.Unmarshal(raw, v); err != nil {
-			p.log.Error("ignoring malformed "+what, "index", i, "error", err)
-			continue
+		err := json.Unmarshal(raw, v)
+		msg := "ignoring malformed " + what
+		if err == nil {
+			if err = check(v); err != nil {
+				msg = "ignoring invalid " + what
+			}
 		}
-		if err := check(v); err != nil {
-			p.log.Error("ignoring invalid "+what, "index", i, "error", err)
+		if err != nil {
+			if bad++; bad <= maxItemErrors {
+				p.log.Error(msg, "index", i, "error", err)
+			}
 			continue
 		}
 		out = append(out, v)
+	}
+	if bad > maxItemErrors {
+		p.log.Error(fmt.Sprintf("ignoring %d more bad %s entries", bad-maxItemErrors, what))
 	}
 	return out
 }

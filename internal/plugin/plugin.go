@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -20,6 +24,9 @@ type Plugin struct {
 	iface   Interface
 	exports map[string]bool
 	events  atomic.Pointer[Events]
+
+	roots     []*os.Root // the granted directories, closed after the module
+	closeOnce sync.Once
 }
 
 // SetEvents directs the plugin's list-changed and resource-updated
@@ -43,7 +50,24 @@ func (p *Plugin) Has(export string) bool { return p.exports[export] }
 
 // Close stops the plugin: new calls fail with ErrClosed, calls in progress
 // finish on their instances, and the module is released after the last one.
-func (p *Plugin) Close(ctx context.Context) { p.pool.close(ctx) }
+func (p *Plugin) Close(ctx context.Context) {
+	p.pool.close(ctx)
+	p.closeOnce.Do(func() {
+		if len(p.roots) == 0 {
+			return
+		}
+		go func() {
+			p.pool.wait(context.Background())
+			p.closeRoots()
+		}()
+	})
+}
+
+func (p *Plugin) closeRoots() {
+	for _, r := range p.roots {
+		r.Close()
+	}
+}
 
 // Wait blocks until a closed plugin has released its module, or ctx is done.
 func (p *Plugin) Wait(ctx context.Context) error { return p.pool.wait(ctx) }
@@ -78,47 +102,67 @@ func stateFrom(ctx context.Context) *callState {
 }
 
 // invoke runs one export on a borrowed instance and returns its output.
-func (p *Plugin) invoke(ctx context.Context, c *Call, export string, input []byte) (out []byte, err error) {
+func (p *Plugin) invoke(ctx context.Context, c *Call, export string, input []byte) ([]byte, error) {
+	out, _, err := p.invokeWithin(ctx, c, export, input, p.opts.Limits.CallTimeout)
+	return out, err
+}
+
+// invokeWithin is invoke with limit of running time instead of the call
+// timeout. It also reports how long the export ran (waits for the client
+// included), so that several exports can share one allowance.
+func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input []byte, limit time.Duration) (out []byte, spent time.Duration, err error) {
 	if c == nil {
 		c = &Call{}
 	}
+	timeout := fmt.Errorf("plugin %s: %s: %w (%s)", p.name, export, ErrTimeout, p.opts.Limits.CallTimeout)
+	if limit <= 0 {
+		return nil, 0, timeout
+	}
 	inst, err := p.pool.get(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("plugin %s: %w", p.name, err)
+		return nil, 0, fmt.Errorf("plugin %s: %w", p.name, err)
 	}
 	healthy := false
 	defer func() { p.pool.put(inst, healthy) }()
 
-	bctx, b := withBudget(ctx, p.opts.Limits.CallTimeout)
+	bctx, b := withBudget(ctx, limit)
 	bctx = context.WithValue(bctx, stateKey{}, &callState{plugin: p, call: c, budget: b, ctx: ctx})
+	start := time.Now()
 	rc, out, err := safeCall(bctx, inst, export, input)
 	expired := b.stop()
+	spent = time.Since(start)
 
 	switch {
 	case expired:
-		return nil, fmt.Errorf("plugin %s: %s: %w (%s)", p.name, export, ErrTimeout, p.opts.Limits.CallTimeout)
+		return nil, spent, timeout
 	case err != nil && ctx.Err() != nil:
-		return nil, fmt.Errorf("plugin %s: %s: %w", p.name, export, context.Cause(ctx))
+		return nil, spent, fmt.Errorf("plugin %s: %s: %w", p.name, export, context.Cause(ctx))
 	case err != nil:
 		if msg := inst.p.GetError(); msg != "" && msg == err.Error() {
 			healthy = true
-			return nil, &PluginError{Export: export, Message: msg}
+			return nil, spent, &PluginError{Export: export, Message: msg}
 		}
 		var exit *sys.ExitError
 		if errors.As(err, &exit) {
-			return nil, fmt.Errorf("plugin %s: %s: %w: exited with code %d", p.name, export, ErrTrap, exit.ExitCode())
+			return nil, spent, fmt.Errorf("plugin %s: %s: %w: exited with code %d", p.name, export, ErrTrap, exit.ExitCode())
 		}
-		return nil, fmt.Errorf("plugin %s: %s: %w: %v", p.name, export, ErrTrap, err)
+		// The wasm stack trace is for the log, not for the client.
+		msg := err.Error()
+		if i := strings.Index(msg, "\nwasm stack trace:"); i >= 0 {
+			p.log.Warn("plugin crashed", "export", export, "error", msg)
+			msg = msg[:i]
+		}
+		return nil, spent, fmt.Errorf("plugin %s: %s: %w: %s", p.name, export, ErrTrap, msg)
 	case rc != 0:
 		healthy = true
-		return nil, &PluginError{Export: export, Message: fmt.Sprintf("%s returned status %d", export, rc)}
+		return nil, spent, &PluginError{Export: export, Message: fmt.Sprintf("%s returned status %d", export, rc)}
 	case int64(len(out)) > p.opts.Limits.MaxOutput:
 		// The instance is sound, but holds a large output buffer: drop it
 		// to give the memory back.
-		return nil, fmt.Errorf("plugin %s: %s: %w (%d > %d bytes)", p.name, export, ErrOutputTooLarge, len(out), p.opts.Limits.MaxOutput)
+		return nil, spent, fmt.Errorf("plugin %s: %s: %w (%d > %d bytes)", p.name, export, ErrOutputTooLarge, len(out), p.opts.Limits.MaxOutput)
 	}
 	healthy = true
-	return out, nil
+	return out, spent, nil
 }
 
 // safeCall calls the export, turning a panic anywhere below into an error.

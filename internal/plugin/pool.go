@@ -116,6 +116,7 @@ func (p *pool) get(ctx context.Context) (*instance, error) {
 		return nil, err
 	}
 	ep.SetLogger(p.logPlugin)
+	cacheKernel(ep)
 	return &instance{p: ep}, nil
 }
 
