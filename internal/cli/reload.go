@@ -69,6 +69,22 @@ func (r *reloader) run(ctx context.Context) {
 	}
 }
 
+// ignoreHangup keeps SIGHUP from ending a server that has no configuration
+// file to reload, until ctx is done.
+func ignoreHangup(ctx context.Context, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			log.Warn("SIGHUP ignored: there is no --config to reload")
+		}
+	}
+}
+
 func fileHash(path string) []byte {
 	b, err := os.ReadFile(path)
 	if err != nil {

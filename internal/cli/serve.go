@@ -55,7 +55,8 @@ swapped in without dropping sessions (clients are told the lists changed).
 Calls in progress finish on the old plugins; plugins whose configuration
 and module are unchanged keep running as they are. A configuration that
 fails to load or check leaves the old set serving, and the log says why.
-The http section takes effect at the next start.
+The http section takes effect at the next start. Without --config, SIGHUP
+is ignored (with a warning in the log).
 
 Logs go to stderr. SIGINT or SIGTERM stops the server gracefully.`,
 	flags: func(fs *flag.FlagSet) { new(serveFlags).register(fs) },
@@ -125,6 +126,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	defer r.closeCurrent(context.Background())
 	if f.config != "" {
 		go r.run(ctx)
+	} else {
+		go ignoreHangup(ctx, log)
 	}
 
 	if addr == "" {

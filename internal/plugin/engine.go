@@ -452,6 +452,10 @@ func (c *confinedFS) Link(oldName, newName string) experimentalsys.Errno {
 	if c.readOnly {
 		return experimentalsys.EROFS
 	}
+	// A hard link to a symbolic link is a new symbolic link.
+	if fi, err := c.root.Lstat(rel(oldName)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return experimentalsys.EPERM
+	}
 	return toErrno(c.root.Link(rel(oldName), rel(newName)))
 }
 

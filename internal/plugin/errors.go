@@ -21,6 +21,9 @@ var (
 	ErrBadOutput = errors.New("plugin returned malformed output")
 	// ErrClosed reports a call to a closed plugin.
 	ErrClosed = errors.New("plugin is closed")
+	// ErrBusy reports a call that found no free instance of the plugin
+	// within its time limit.
+	ErrBusy = errors.New("plugin busy")
 )
 
 // PluginError is an error the plugin itself reported (with Extism's

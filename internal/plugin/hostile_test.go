@@ -300,6 +300,26 @@ func TestSandboxFiles(t *testing.T) {
 	refused("symlink", `{"target":"`+secret+`","link":"/rw/abs"}`, "not permitted")
 	refused("read", `{"path":"/rw/esc"}`, "no such file")
 
+	// A read-only grant refuses every change; a hard link to a symbolic
+	// link (a new symbolic link) is refused in a writable one.
+	for _, op := range []string{
+		`{"op":"remove","path":"/ro/a.txt"}`,
+		`{"op":"rename","path":"/ro/a.txt","to":"/ro/b.txt"}`,
+		`{"op":"mkdir","path":"/ro/d"}`,
+		`{"op":"link","path":"/ro/a.txt","to":"/ro/b.txt"}`,
+		`{"op":"truncate","path":"/ro/a.txt"}`,
+	} {
+		refused("fsop", op, "read-only file system")
+	}
+	ok("read", `{"path":"/ro/a.txt"}`, "A")
+	refused("fsop", `{"op":"link","path":"/rw/out-dir","to":"/rw/out-copy"}`, "not permitted")
+	ok("fsop", `{"op":"mkdir","path":"/rw/d"}`, "done")
+	ok("fsop", `{"op":"link","path":"/rw/new.txt","to":"/rw/d/hard.txt"}`, "done")
+	ok("read", `{"path":"/rw/d/hard.txt"}`, "written")
+	ok("fsop", `{"op":"rename","path":"/rw/d/hard.txt","to":"/rw/moved.txt"}`, "done")
+	ok("fsop", `{"op":"remove","path":"/rw/moved.txt"}`, "done")
+	refused("fsop", `{"op":"rename","path":"/rw/new.txt","to":"/rw/../outside/moved.txt"}`, "")
+
 	// Nothing changed outside.
 	entries, err := os.ReadDir(filepath.Join(root, "outside"))
 	if err != nil || len(entries) != 1 {
@@ -308,7 +328,7 @@ func TestSandboxFiles(t *testing.T) {
 	if b, err := os.ReadFile(secret); err != nil || string(b) != "SECRET" {
 		t.Errorf("secret.txt = %q, %v", b, err)
 	}
-	for _, name := range []string{"esc", "inside", "abs"} {
+	for _, name := range []string{"esc", "inside", "abs", "out-copy"} {
 		if _, err := os.Lstat(filepath.Join(root, "rw", name)); err == nil {
 			t.Errorf("rw/%s was created", name)
 		}

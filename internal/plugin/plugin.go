@@ -118,7 +118,12 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 	if limit <= 0 {
 		return nil, 0, timeout
 	}
-	inst, err := p.pool.get(ctx)
+	// Waiting for a free instance is bounded too: a plugin whose instances
+	// are all stuck must not hold calls forever.
+	wctx, cancel := context.WithTimeoutCause(ctx, limit,
+		fmt.Errorf("%w: all %d instances stayed busy for %s", ErrBusy, cap(p.pool.slots), limit))
+	inst, err := p.pool.get(wctx)
+	cancel()
 	if err != nil {
 		return nil, 0, fmt.Errorf("plugin %s: %w", p.name, err)
 	}

@@ -2,10 +2,13 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
@@ -53,5 +56,43 @@ func TestIdleShrink(t *testing.T) {
 	}
 	if p.pool.idle[0] != newest {
 		t.Error("shrink kept an older instance, not the newest")
+	}
+}
+
+// TestBusy: a call that finds every instance taken waits at most its time
+// limit, then fails with ErrBusy; once an instance is free, calls work.
+func TestBusy(t *testing.T) {
+	wasm, err := os.ReadFile(testutil.BuildWAT(t, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const limit = 200 * time.Millisecond
+	p, err := e.Load(ctx, wasm, Options{Name: "echo", Limits: config.Limits{MaxInstances: 1, CallTimeout: limit}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+
+	held, err := p.pool.get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = p.CallTool(ctx, nil, "echo", json.RawMessage(`{"text":"x"}`))
+	waited := time.Since(start)
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("call with the only instance taken: err = %v, want ErrBusy", err)
+	}
+	if waited < limit || waited > limit+5*time.Second {
+		t.Errorf("waited %s for a free instance, want about %s", waited, limit)
+	}
+	p.pool.put(held, true)
+	if _, err := p.CallTool(ctx, nil, "echo", json.RawMessage(`{"text":"x"}`)); err != nil {
+		t.Fatalf("call with the instance free: %v", err)
 	}
 }

@@ -31,6 +31,8 @@
 //	read {path: string}     answers the file's content, or an isError result with the error
 //	write {path, data: string} writes the file; answers "wrote" or an isError result
 //	symlink {target, link: string} os.Symlink(target, link); answers "linked" or an isError result
+//	fsop {op, path, to: string}  one change to a file system: op is remove, rename (path to to),
+//	                              mkdir, link (path to to) or truncate; answers "done" or an isError result
 //	list {path: string}     answers the names in the directory, one a line, or an isError result
 //	rawread {fd: integer, path: string}
 //	                        opens path relative to the pre-opened directory fd with the raw
@@ -69,6 +71,7 @@ var describeOutput = `{"tools":[
 {"name":"read","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}},
 {"name":"write","inputSchema":{"type":"object","properties":{"path":{"type":"string"},"data":{"type":"string"}},"required":["path","data"]}},
 {"name":"symlink","inputSchema":{"type":"object","properties":{"target":{"type":"string"},"link":{"type":"string"}},"required":["target","link"]}},
+{"name":"fsop","inputSchema":{"type":"object","properties":{"op":{"type":"string"},"path":{"type":"string"},"to":{"type":"string"}},"required":["op","path"]}},
 {"name":"list","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}},
 {"name":"rawread","inputSchema":{"type":"object","properties":{"fd":{"type":"integer"},"path":{"type":"string"}},"required":["fd","path"]}},
 {"name":"env","inputSchema":{"type":"object"}},
@@ -151,6 +154,26 @@ func call() int32 {
 			return toolError(err.Error())
 		}
 		return text("wrote")
+	case "fsop":
+		var err error
+		switch path, to := a.str("path"), a.str("to"); a.str("op") {
+		case "remove":
+			err = os.Remove(path)
+		case "rename":
+			err = os.Rename(path, to)
+		case "mkdir":
+			err = os.Mkdir(path, 0o755)
+		case "link":
+			err = os.Link(path, to)
+		case "truncate":
+			err = os.Truncate(path, 0)
+		default:
+			return toolError("unknown op")
+		}
+		if err != nil {
+			return toolError(err.Error())
+		}
+		return text("done")
 	case "symlink":
 		if err := os.Symlink(a.str("target"), a.str("link")); err != nil {
 			return toolError(err.Error())
