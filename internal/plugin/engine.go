@@ -120,7 +120,11 @@ func withDefaults(l config.Limits) config.Limits {
 		l.MaxOutput = config.DefaultMaxOutput
 	}
 	if l.MaxInstances <= 0 {
-		l.MaxInstances = max(2, 2*runtime.GOMAXPROCS(0))
+		// As many instances as cores: more would only take turns on the
+		// same cores, which makes no call faster and some much slower
+		// (docs/performance.md, "Instances per plugin"). Plugins that wait,
+		// on the network or on the client, want a higher max_instances.
+		l.MaxInstances = max(2, runtime.GOMAXPROCS(0))
 	}
 	return l
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -83,6 +85,29 @@ func (p *pool) shrink(now time.Time) {
 	for _, inst := range old {
 		inst.p.Close(context.Background())
 	}
+	if len(old) > 0 {
+		releaseMemory()
+	}
+}
+
+// releaseInterval is the least time between two returns of memory to the
+// operating system.
+const releaseInterval = 10 * time.Second
+
+var lastRelease atomic.Int64 // UnixNano of the last releaseMemory
+
+// releaseMemory hands the memory of closed instances back to the operating
+// system now rather than over the minutes the Go scavenger would take: an
+// instance's linear memory is tens of megabytes, and a server that shrank
+// after a burst of load should look it. It runs a garbage collection, so it
+// is rate-limited across all pools, and only reapers call it, never a call.
+func releaseMemory() {
+	now := time.Now().UnixNano()
+	last := lastRelease.Load()
+	if now-last < int64(releaseInterval) || !lastRelease.CompareAndSwap(last, now) {
+		return
+	}
+	debug.FreeOSMemory()
 }
 
 // get borrows an instance, creating one when none is idle. It waits while

@@ -24,7 +24,7 @@ func TestIdleShrink(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	p, err := e.Load(ctx, wasm, Options{Name: "echo"})
+	p, err := e.Load(ctx, wasm, Options{Name: "echo", Limits: config.Limits{MaxInstances: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

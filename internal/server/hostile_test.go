@@ -102,7 +102,7 @@ func TestHostileToolSchemas(t *testing.T) {
 	}
 	cs := connect(t, s, nil)
 	names := toolNames(t, cs)
-	want := []string{"alloc", "bad_json", "bad_utf8", "config", "env", "http", "huge", "list", "ok", "panic", "rawread", "read", "recurse", "spin", "symlink", "var", "write"}
+	want := []string{"alloc", "bad_json", "bad_utf8", "config", "env", "fsop", "http", "huge", "list", "ok", "panic", "rawread", "read", "recurse", "spin", "symlink", "var", "write"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools = %v, want %v", names, want)
 	}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// TestMain lets the test binary be the native server too: the benchmark
+// starts its own executable with -serve native.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "-serve" {
+		os.Exit(serveMode(os.Args[2], os.Args[3:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs the benchmark's code paths end to end with tiny counts:
+// builds, servers over HTTP and stdio, the load driver, the report and the
+// plot. It checks that they work, not how fast anything is. The Node peer
+// takes part when bench/node's npm packages are installed.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts servers")
+	}
+	progress = io.Discard
+	dir := t.TempDir()
+	only := map[string]bool{"native": true, "hangar-wat": true}
+	_, err := os.Stat(filepath.Join("node", "node_modules", "node", "bin", "node"))
+	noNode := err != nil
+	if !noNode {
+		only["node-wat"] = true
+	}
+	o := &options{
+		warmup:   50 * time.Millisecond,
+		duration: 300 * time.Millisecond,
+		levels:   []int{1, 2},
+		sections: map[string]bool{"throughput": true},
+		only:     only,
+		runs:     1,
+		noNode:   noNode,
+		jsonOut:  filepath.Join(dir, "r.json"),
+		pngOut:   filepath.Join(dir, "r.png"),
+		mdOut:    filepath.Join(dir, "r.md"),
+	}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := run(ctx, o, &out); err != nil {
+		t.Fatal(err)
+	}
+
+	var res results
+	b, err := os.ReadFile(o.jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	want := 2 * len(only) * len(o.levels) // transports × targets × levels
+	if len(res.Cells) != want {
+		t.Fatalf("%d cells, want %d", len(res.Cells), want)
+	}
+	for _, c := range res.Cells {
+		if c.Calls == 0 || c.Errors != 0 {
+			t.Errorf("%s %s C=%d: %d calls, %d errors (%s)", c.Transport, c.Target, c.C, c.Calls, c.Errors, c.FirstError)
+		}
+	}
+	md, err := os.ReadFile(o.mdOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"### Throughput and latency", "| stdio | (b) Hangar, WAT plugin | 2 |", "### Ratios of throughput"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("report lacks %q:\n%s", s, md)
+		}
+	}
+	if out.String() != string(md) {
+		t.Error("printed report differs from the -md file")
+	}
+	f, err := os.Open(o.pngOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Bounds().Dx() < 800 {
+		t.Errorf("plot is %v", img.Bounds())
+	}
+}
+
+// TestDistinctCopy checks that the copies used for the 10-plugin runs are
+// valid modules that differ from each other.
+func TestDistinctCopy(t *testing.T) {
+	// The smallest module: magic and version.
+	wasm := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+	dir := t.TempDir()
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	var prev []byte
+	for i := range 2 {
+		path := filepath.Join(dir, "m.wasm")
+		if err := distinctCopy(wasm, path, i); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(b, prev) {
+			t.Fatal("copies are identical")
+		}
+		prev = b
+		if _, err := r.CompileModule(ctx, b); err != nil {
+			t.Fatalf("copy %d: %v", i, err)
+		}
+	}
+}
+
+// TestChecks evaluates the targets on made-up numbers.
+func TestChecks(t *testing.T) {
+	r := &results{Levels: []int{1, 8, 64}, Machine: machine{Cores: 2}}
+	add := func(tr, target string, c int, tput, p50, p99 float64) {
+		r.Cells = append(r.Cells, cell{Transport: tr, Target: target, C: c, Throughput: tput, P50: p50, P99: p99})
+	}
+	for _, tr := range []string{"http", "stdio"} {
+		for _, c := range []int{8, 64} {
+			add(tr, "native", c, 1000, 1, 2)
+			add(tr, "hangar-go", c, 700, 1, 2)
+			add(tr, "hangar-wat", c, 900, 1, 2)
+			add(tr, "node-go", c, 200, 1, 2)
+			add(tr, "node-wat", c, 250, 1, 2)
+		}
+	}
+	r.Scaling = []cell{{Target: "hangar-go", C: 1, Throughput: 100}, {Target: "hangar-go", C: 2, Throughput: 190}}
+	r.Cold = []cold{
+		{Case: "Hangar, 10 Go-PDK plugins, empty cache", Median: 1000, CPU: 1900},
+		{Case: "Hangar, 10 Go-PDK plugins, warm cache", Median: 250},
+	}
+	got := map[string]bool{}
+	for _, c := range r.checks() {
+		got[c.Name] = c.Pass
+	}
+	want := map[string]bool{
+		"Hangar ≥ 3× the Node peer's throughput at C=8 and C=64":                true,
+		"Hangar ≥ 60% of the native ceiling at C=64":                            true,
+		"Throughput for one plugin grows with concurrency up to the core count": true,
+		"Warm start, 10 plugins: first tools/list answer < 300 ms":              true,
+		"Cold start bounded by compilation, done in parallel":                   true,
+		"p99 < 5× p50 at C=64 (Hangar)":                                         true,
+	}
+	for name, pass := range want {
+		if p, ok := got[name]; !ok || p != pass {
+			t.Errorf("%s: got %v (present %v), want %v", name, p, ok, pass)
+		}
+	}
+	// One slow pair fails the 3× target.
+	r.Cells[3].Throughput = 300 // http node-go at C=8
+	for _, c := range r.checks() {
+		if strings.HasPrefix(c.Name, "Hangar ≥ 3×") && c.Pass {
+			t.Errorf("3× target passes with a 2.3× ratio: %s", c.Detail)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runProfile runs Hangar (the code of cmd/hangar, inside this binary) with
+// CPU and allocation profiling, drives it like a throughput cell, and
+// writes cpu.pprof, allocs.pprof and text summaries to the profile
+// directory.
+func runProfile(ctx context.Context, e *env) error {
+	o := e.o
+	dir, err := filepath.Abs(o.profileDir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "allocs.pprof")
+	var argv []string
+	plugin := ""
+	switch o.profileTarget {
+	case "native":
+		argv = []string{e.self, "-serve", "native", "-cpuprofile", cpu, "-memprofile", mem}
+	case "go", "wat":
+		plugin = e.goEcho
+		if o.profileTarget == "wat" {
+			plugin = e.watEcho
+		}
+		// Compile once so that the profile shows serving, not compiling.
+		if err := runCmd(ctx, e.root, nil, e.hangar, "inspect", "--cache-dir", e.cache, plugin); err != nil {
+			return err
+		}
+		argv = []string{e.self, "-serve", "hangar", "-cpuprofile", cpu, "-memprofile", mem, "--", "serve", "--cache-dir", e.cache}
+	default:
+		return fmt.Errorf("-profile-plugin: want go, wat or native, not %q", o.profileTarget)
+	}
+	c := o.profileC
+	var r cell
+	switch o.profileTransport {
+	case "http":
+		if plugin != "" {
+			argv = append(argv, "--http", "127.0.0.1:0", plugin)
+		} else {
+			argv = append(argv, "-http", "127.0.0.1:0")
+		}
+		p, err := e.startHTTP(ctx, "profile", argv)
+		if err != nil {
+			return err
+		}
+		ss, err := openSessions(ctx, p.url, c)
+		if err != nil {
+			p.stop()
+			return err
+		}
+		r = drive(ctx, p.pid(), ss, c, echoSpec("echo"), o.warmup, o.duration)
+		closeSessions(ss)
+		p.stop()
+	case "stdio":
+		if plugin != "" {
+			argv = append(argv, "--log-level", "warn", plugin)
+		}
+		s, err := e.startStdio(ctx, "profile", argv)
+		if err != nil {
+			return err
+		}
+		r = drive(ctx, s.pid(), []*mcp.ClientSession{s.session}, c, echoSpec("echo"), o.warmup, o.duration)
+		s.stop()
+	default:
+		return fmt.Errorf("-profile-transport: want http or stdio, not %q", o.profileTransport)
+	}
+	logf("profiled %s plugin over %s at C=%d: %.0f calls/s, p50 %.2f ms, p99 %.2f ms, errors %d %s",
+		o.profileTarget, o.profileTransport, c, r.Throughput, r.P50, r.P99, r.Errors, r.FirstError)
+	for _, s := range []struct {
+		file, out string
+		args      []string
+	}{
+		{cpu, "cpu-top.txt", []string{"-top", "-nodecount=60"}},
+		{cpu, "cpu-cum.txt", []string{"-top", "-cum", "-nodecount=80"}},
+		{mem, "allocs-space.txt", []string{"-top", "-sample_index=alloc_space", "-nodecount=50"}},
+		{mem, "allocs-objects.txt", []string{"-top", "-sample_index=alloc_objects", "-nodecount=50"}},
+	} {
+		cmd := exec.CommandContext(ctx, e.gobin, append(append([]string{"tool", "pprof"}, s.args...), s.file)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("go tool pprof: %v\n%s", err, out)
+		}
+		if err := os.WriteFile(filepath.Join(dir, s.out), out, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("calls profiled: %d (%.0f calls/s)\nprofiles in %s: cpu.pprof, allocs.pprof, cpu-top.txt, cpu-cum.txt, allocs-space.txt, allocs-objects.txt\n", r.Calls, r.Throughput, dir)
+	fmt.Printf("explore with: go tool pprof -http 127.0.0.1:0 %s\n", cpu)
+	return nil
+}

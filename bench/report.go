@@ -1,0 +1,315 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+func (r *results) writeJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func (r *results) cell(transport, target string, c int) *cell {
+	for i := range r.Cells {
+		x := &r.Cells[i]
+		if x.Transport == transport && x.Target == target && x.C == c {
+			return x
+		}
+	}
+	return nil
+}
+
+func (r *results) scaling(target string, c int) *cell {
+	for i := range r.Scaling {
+		if x := &r.Scaling[i]; x.Target == target && x.C == c {
+			return x
+		}
+	}
+	return nil
+}
+
+func (r *results) coldCase(prefix string) *cold {
+	for i := range r.Cold {
+		if strings.HasPrefix(r.Cold[i].Case, prefix) {
+			return &r.Cold[i]
+		}
+	}
+	return nil
+}
+
+func ratio(a, b *cell) (float64, bool) {
+	if a == nil || b == nil || b.Throughput == 0 {
+		return 0, false
+	}
+	return a.Throughput / b.Throughput, true
+}
+
+func label(key string) string {
+	for _, t := range []target{tNative, tHangarGo, tHangarWAT, tNodeGo, tNodeWAT} {
+		if t.Key == key {
+			return t.Label
+		}
+	}
+	return key
+}
+
+// check is one target of the issue, evaluated on the numbers.
+type check struct {
+	Name   string
+	Pass   bool
+	Detail string
+}
+
+func (r *results) checks() []check {
+	var out []check
+	top := slices.Max(r.Levels)
+	pairs := [][2]string{{"hangar-go", "node-go"}, {"hangar-wat", "node-wat"}}
+
+	// b >= 3x c at C=8 and C=64.
+	{
+		var parts []string
+		pass, any := true, false
+		for _, c := range []int{8, 64} {
+			for _, tr := range []string{"http", "stdio"} {
+				for _, p := range pairs {
+					x, ok := ratio(r.cell(tr, p[0], c), r.cell(tr, p[1], c))
+					if !ok {
+						continue
+					}
+					any = true
+					if x < 3 {
+						pass = false
+					}
+					parts = append(parts, fmt.Sprintf("%s %s C=%d: %.1f×", tr, short(p[0]), c, x))
+				}
+			}
+		}
+		if any {
+			out = append(out, check{"Hangar ≥ 3× the Node peer's throughput at C=8 and C=64", pass, strings.Join(parts, "; ")})
+		}
+	}
+	// b >= 60% of a at the top level.
+	{
+		var parts []string
+		pass, any := true, false
+		for _, tr := range []string{"http", "stdio"} {
+			for _, b := range []string{"hangar-go", "hangar-wat"} {
+				x, ok := ratio(r.cell(tr, b, top), r.cell(tr, "native", top))
+				if !ok {
+					continue
+				}
+				any = true
+				if x < 0.6 {
+					pass = false
+				}
+				parts = append(parts, fmt.Sprintf("%s %s: %.0f%%", tr, short(b), 100*x))
+			}
+		}
+		if any {
+			out = append(out, check{fmt.Sprintf("Hangar ≥ 60%% of the native ceiling at C=%d", top), pass, strings.Join(parts, "; ")})
+		}
+	}
+	// One plugin scales with concurrency up to the cores.
+	if one, cores := r.scaling("hangar-go", 1), r.Machine.Cores; one != nil {
+		if n := r.scaling("hangar-go", cores); n != nil && one.Throughput > 0 {
+			x := n.Throughput / one.Throughput
+			detail := fmt.Sprintf("CPU-bound tool (spin), Hangar: C=%d/C=1 = %.2f× on %d cores", cores, x, cores)
+			if a, b := r.scaling("node-go", 1), r.scaling("node-go", cores); a != nil && b != nil && a.Throughput > 0 {
+				detail += fmt.Sprintf(" (Node peer: %.2f×)", b.Throughput/a.Throughput)
+			}
+			out = append(out, check{"Throughput for one plugin grows with concurrency up to the core count", x >= 0.75*float64(cores), detail})
+		}
+	}
+	// Warm start.
+	if w := r.coldCase("Hangar, 10 Go-PDK plugins, warm"); w != nil {
+		out = append(out, check{"Warm start, 10 plugins: first tools/list answer < 300 ms", w.Median < 300, fmt.Sprintf("median %.0f ms", w.Median)})
+	}
+	// Cold start in parallel: while compiling, the server keeps the cores
+	// busy (CPU time close to wall time × cores), so the start takes about
+	// the compilation work divided by the cores.
+	if c10 := r.coldCase("Hangar, 10 Go-PDK plugins, empty"); c10 != nil && c10.Median > 0 {
+		busy := c10.CPU / c10.Median
+		detail := fmt.Sprintf("10 plugins, empty cache: %.0f ms, using %.0f ms of CPU: %.2f of %d cores busy", c10.Median, c10.CPU, busy, r.Machine.Cores)
+		if c1 := r.coldCase("Hangar, 1 Go-PDK"); c1 != nil {
+			detail += fmt.Sprintf(" (1 plugin: %.0f ms, %.2f cores busy)", c1.Median, c1.CPU/c1.Median)
+		}
+		out = append(out, check{"Cold start bounded by compilation, done in parallel", busy >= 0.8*float64(r.Machine.Cores), detail})
+	}
+	// Tail latency.
+	{
+		var parts []string
+		pass, any := true, false
+		for _, tr := range []string{"http", "stdio"} {
+			for _, b := range []string{"hangar-go", "hangar-wat"} {
+				x := r.cell(tr, b, top)
+				if x == nil || x.P50 == 0 {
+					continue
+				}
+				any = true
+				q := x.P99 / x.P50
+				if q >= 5 {
+					pass = false
+				}
+				parts = append(parts, fmt.Sprintf("%s %s: %.1f×", tr, short(b), q))
+			}
+		}
+		if any {
+			out = append(out, check{fmt.Sprintf("p99 < 5× p50 at C=%d (Hangar)", top), pass, strings.Join(parts, "; ")})
+		}
+	}
+	return out
+}
+
+func short(key string) string {
+	switch key {
+	case "hangar-go", "node-go":
+		return "Go-PDK"
+	case "hangar-wat", "node-wat":
+		return "WAT"
+	}
+	return key
+}
+
+// markdown renders the results as the tables of docs/performance.md.
+func (r *results) markdown() string {
+	var b strings.Builder
+	m := r.Machine
+	fmt.Fprintf(&b, "## Results\n\n")
+	fmt.Fprintf(&b, "Command: `%s` (warm-up %s, measured %s per cell; run took %s)\n\n", r.Command, r.Warmup, r.Measure, r.Elapsed)
+	fmt.Fprintf(&b, "Machine: %s, %d cores, %s, %s; %s; Node %s; Hangar %s; load average %s at the start, %s at the end\n\n",
+		m.CPU, m.Cores, m.Memory, m.Kernel, m.Go, orDash(m.Node), orDash(m.Commit), orDash(m.LoadStart), orDash(m.LoadEnd))
+
+	if len(r.Cells) > 0 {
+		fmt.Fprintf(&b, "### Throughput and latency (echo, one plugin)\n\n")
+		fmt.Fprintf(&b, "| transport | server | C | calls/s | p50 ms | p99 ms | p99/p50 | server CPU µs/call | client CPU µs/call | errors |\n")
+		fmt.Fprintf(&b, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, tr := range []string{"http", "stdio"} {
+			for _, t := range r.Targets {
+				for _, c := range r.Levels {
+					x := r.cell(tr, t.Key, c)
+					if x == nil {
+						continue
+					}
+					q := 0.0
+					if x.P50 > 0 {
+						q = x.P99 / x.P50
+					}
+					fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %.2f | %.2f | %.1f | %.0f | %.0f | %d |\n", tr, t.Label, c, x.Throughput, x.P50, x.P99, q, x.ServerCPU, x.ClientCPU, x.Errors)
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\n### Ratios of throughput\n\n")
+		fmt.Fprintf(&b, "| transport | C | Hangar Go-PDK / native | Hangar WAT / native | Hangar Go-PDK / Node Go-PDK | Hangar WAT / Node WAT |\n")
+		fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|\n")
+		for _, tr := range []string{"http", "stdio"} {
+			for _, c := range r.Levels {
+				cols := []string{}
+				for _, p := range [][2]string{{"hangar-go", "native"}, {"hangar-wat", "native"}, {"hangar-go", "node-go"}, {"hangar-wat", "node-wat"}} {
+					if x, ok := ratio(r.cell(tr, p[0], c), r.cell(tr, p[1], c)); ok {
+						if p[1] == "native" {
+							cols = append(cols, fmt.Sprintf("%.0f%%", 100*x))
+						} else {
+							cols = append(cols, fmt.Sprintf("%.1f×", x))
+						}
+					} else {
+						cols = append(cols, "–")
+					}
+				}
+				fmt.Fprintf(&b, "| %s | %d | %s |\n", tr, c, strings.Join(cols, " | "))
+			}
+		}
+		b.WriteString("\n")
+	}
+
+	if len(r.Scaling) > 0 {
+		fmt.Fprintf(&b, "### One plugin, CPU-bound tool (spin, %d rounds per call), HTTP\n\n", r.Rounds)
+		fmt.Fprintf(&b, "| server | C | calls/s | × C=1 | p50 ms | p99 ms |\n|---|---:|---:|---:|---:|---:|\n")
+		for _, x := range r.Scaling {
+			one := r.scaling(x.Target, 1)
+			f := 0.0
+			if one != nil && one.Throughput > 0 {
+				f = x.Throughput / one.Throughput
+			}
+			fmt.Fprintf(&b, "| %s | %d | %.1f | %.2f | %.2f | %.2f |\n", label(x.Target), x.C, x.Throughput, f, x.P50, x.P99)
+		}
+		b.WriteString("\n")
+	}
+
+	if len(r.Cold) > 0 {
+		fmt.Fprintf(&b, "### Start: process start to the first tools/list answer (stdio)\n\n")
+		fmt.Fprintf(&b, "| case | median ms | server CPU ms (median) | runs ms |\n|---|---:|---:|---|\n")
+		for _, c := range r.Cold {
+			fmt.Fprintf(&b, "| %s | %.0f | %.0f | %s |\n", c.Case, c.Median, c.CPU, strings.Trim(fmt.Sprint(roundAll(c.Runs)), "[]"))
+		}
+		b.WriteString("\n")
+	}
+
+	if len(r.Memory) > 0 || len(r.Servers) > 0 {
+		fmt.Fprintf(&b, "### Memory (RSS)\n\n")
+	}
+	if len(r.Memory) > 0 {
+		fmt.Fprintf(&b, "| server, 10 plugins, HTTP | idle | under load: peak sampled | VmHWM | load | after load |\n|---|---:|---:|---:|---|---:|\n")
+		for _, x := range r.Memory {
+			after := "–"
+			if x.AfterWait != "" {
+				after = fmt.Sprintf("%s (%s later)", mib(x.After), x.AfterWait)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | C=%d over %d plugins, %.0f calls/s, p99 %.1f ms | %s |\n",
+				label(x.Target), mib(x.Idle), mib(x.LoadPeak), mib(x.HWM), x.Load.C, x.Plugins, x.Load.Throughput, x.Load.P99, after)
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Servers) > 0 {
+		fmt.Fprintf(&b, "| server, 1 plugin | transport | idle | peak (VmHWM) after all levels |\n|---|---|---:|---:|\n")
+		for _, x := range r.Servers {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", label(x.Target), x.Transport, mib(x.Idle), mib(x.Peak))
+		}
+		b.WriteString("\n")
+	}
+
+	if len(r.Instances) > 0 {
+		fmt.Fprintf(&b, "### Instances per plugin (Hangar, Go-PDK echo, HTTP)\n\n")
+		fmt.Fprintf(&b, "| max_instances | C | calls/s | p50 ms | p99 ms | p99/p50 |\n|---:|---:|---:|---:|---:|---:|\n")
+		for _, x := range r.Instances {
+			fmt.Fprintf(&b, "| %d | %d | %.0f | %.2f | %.2f | %.1f |\n", x.MaxInstances, x.Cell.C, x.Cell.Throughput, x.Cell.P50, x.Cell.P99, x.Cell.P99/max(x.Cell.P50, 1e-9))
+		}
+		b.WriteString("\n")
+	}
+
+	if len(r.Guard) > 0 {
+		fmt.Fprintf(&b, "### Cost of the termination check (one instance, in process, no MCP)\n\n")
+		fmt.Fprintf(&b, "Each export run directly through Extism on a plugin compiled with wazero's `WithCloseOnContextDone(true)` (as Hangar runs every plugin) and without it.\n\n")
+		fmt.Fprintf(&b, "| plugin | call | µs/call, with the check | µs/call, without | ratio |\n|---|---|---:|---:|---:|\n")
+		for _, g := range r.Guard {
+			fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.1f× |\n", g.Plugin, g.Call, g.Guarded, g.Bare, g.Guarded/g.Bare)
+		}
+		b.WriteString("\n")
+	}
+
+	if cs := r.checks(); len(cs) > 0 {
+		fmt.Fprintf(&b, "### Targets\n\n| target | met | measured |\n|---|---|---|\n")
+		for _, c := range cs {
+			met := "no"
+			if c.Pass {
+				met = "yes"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, met, c.Detail)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}

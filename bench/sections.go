@@ -1,0 +1,516 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// results is everything one run measured.
+type results struct {
+	Machine   machine     `json:"machine"`
+	Command   string      `json:"command"`
+	Quick     bool        `json:"quick"`
+	Warmup    string      `json:"warmup"`
+	Measure   string      `json:"measure"`
+	Levels    []int       `json:"levels"`
+	Targets   []target    `json:"targets"`
+	Cells     []cell      `json:"cells"`
+	Servers   []memUse    `json:"servers,omitempty"`
+	Scaling   []cell      `json:"scaling,omitempty"`
+	Rounds    int         `json:"spin_rounds,omitempty"`
+	Cold      []cold      `json:"cold_start,omitempty"`
+	Memory    []memLoad   `json:"memory_10_plugins,omitempty"`
+	Guard     []guardCost `json:"termination_check,omitempty"`
+	Instances []instCell  `json:"instances,omitempty"`
+	Elapsed   string      `json:"elapsed"`
+}
+
+// memUse is the memory of a one-plugin server in the throughput runs.
+type memUse struct {
+	Transport string `json:"transport"`
+	Target    string `json:"target"`
+	Idle      int64  `json:"idle_rss"` // after start and one call
+	Peak      int64  `json:"peak_rss"` // VmHWM at the end of the run
+}
+
+// cold is one cold start case.
+type cold struct {
+	Case   string    `json:"case"`
+	Runs   []float64 `json:"runs_ms"`
+	Median float64   `json:"median_ms"`
+	// CPU is the median CPU time (user+system) the server had used when it
+	// answered tools/list.
+	CPU float64 `json:"median_cpu_ms"`
+}
+
+// memLoad is a server with 10 plugins, idle and under load.
+type memLoad struct {
+	Target    string `json:"target"`
+	Plugins   int    `json:"plugins"`
+	Idle      int64  `json:"idle_rss"`
+	LoadPeak  int64  `json:"load_peak_rss"` // largest VmRSS sampled under load
+	HWM       int64  `json:"hwm"`           // VmHWM at the end of the load
+	After     int64  `json:"after_rss,omitempty"`
+	AfterWait string `json:"after_wait,omitempty"`
+	Load      cell   `json:"load"`
+}
+
+func (e *env) byKey(key string) target {
+	for _, t := range []target{tNative, tHangarGo, tHangarWAT, tNodeGo, tNodeWAT} {
+		if t.Key == key {
+			return t
+		}
+	}
+	panic(key)
+}
+
+func runAll(ctx context.Context, e *env) (*results, error) {
+	o := e.o
+	began := time.Now()
+	res := &results{
+		Machine: e.machine,
+		Command: "go run ./bench " + strings.Join(os.Args[1:], " "),
+		Quick:   o.quick,
+		Warmup:  o.warmup.String(),
+		Measure: o.duration.String(),
+		Levels:  o.levels,
+		Targets: e.targets(),
+	}
+	res.Command = strings.TrimSpace(res.Command)
+	steps := []struct {
+		name string
+		run  func(context.Context, *results) error
+	}{
+		{"throughput", e.runThroughput},
+		{"scaling", e.runScaling},
+		{"coldstart", e.runColdStart},
+		{"rss", e.runMemory},
+		{"instances", e.runInstances},
+		{"guard", e.runGuard},
+	}
+	for _, s := range steps {
+		if !o.sections[s.name] {
+			continue
+		}
+		if err := s.run(ctx, res); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	res.Elapsed = time.Since(began).Round(time.Second).String()
+	res.Machine.LoadEnd = loadAvg()
+	return res, nil
+}
+
+// runThroughput drives every target at every level, over HTTP and stdio.
+func (e *env) runThroughput(ctx context.Context, res *results) error {
+	o := e.o
+	for _, tr := range []string{"http", "stdio"} {
+		for _, t := range e.targets() {
+			name := t.Key + "-" + tr
+			var (
+				pid      int
+				stop     func()
+				sessions func(c int) ([]*mcp.ClientSession, func(), error)
+			)
+			if tr == "http" {
+				p, err := e.startHTTP(ctx, name, e.argv(t, nil, e.cache, "127.0.0.1:0"))
+				if err != nil {
+					return err
+				}
+				pid, stop = p.pid(), p.stop
+				sessions = func(c int) ([]*mcp.ClientSession, func(), error) {
+					ss, err := openSessions(ctx, p.url, c)
+					return ss, func() { closeSessions(ss) }, err
+				}
+			} else {
+				s, err := e.startStdio(ctx, name, e.argv(t, nil, e.cache, ""))
+				if err != nil {
+					return err
+				}
+				pid, stop = s.pid(), s.stop
+				sessions = func(int) ([]*mcp.ClientSession, func(), error) {
+					return []*mcp.ClientSession{s.session}, func() {}, nil
+				}
+			}
+			mem := memUse{Transport: tr, Target: t.Key}
+			err := func() error {
+				// One call, so that the idle figure includes a ready instance.
+				ss, done, err := sessions(1)
+				if err != nil {
+					return err
+				}
+				_, err = ss[0].CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: echoInput})
+				done()
+				if err != nil {
+					return fmt.Errorf("%s: first call: %w", name, err)
+				}
+				time.Sleep(200 * time.Millisecond)
+				mem.Idle, _ = memStatus(pid)
+				for _, c := range o.levels {
+					ss, done, err := sessions(c)
+					if err != nil {
+						return fmt.Errorf("%s: connecting %d sessions: %w", name, c, err)
+					}
+					r := drive(ctx, pid, ss, c, echoSpec("echo"), o.warmup, o.duration)
+					done()
+					r.Transport, r.Target = tr, t.Key
+					res.Cells = append(res.Cells, r)
+					logf("%-6s %-11s C=%-3d %8.0f calls/s  p50 %6.2f ms  p99 %7.2f ms  CPU/call server %5.0f µs client %5.0f µs  errors %d %s",
+						tr, t.Key, c, r.Throughput, r.P50, r.P99, r.ServerCPU, r.ClientCPU, r.Errors, r.FirstError)
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+				}
+				_, mem.Peak = memStatus(pid)
+				return nil
+			}()
+			stop()
+			if err != nil {
+				return err
+			}
+			res.Servers = append(res.Servers, mem)
+		}
+	}
+	return nil
+}
+
+// runScaling checks that calls to one plugin run in parallel: the spin
+// tool burns a few milliseconds of CPU in the guest per call, so the MCP
+// overhead is small and throughput can only grow with concurrency if
+// several instances of the plugin run at once.
+func (e *env) runScaling(ctx context.Context, res *results) error {
+	o := e.o
+	levels := []int{1}
+	for _, c := range []int{runtime.NumCPU(), 2 * runtime.NumCPU()} {
+		if !slices.Contains(levels, c) {
+			levels = append(levels, c)
+		}
+	}
+	ts := []target{tHangarGo}
+	if e.node != "" {
+		ts = append(ts, tNodeGo)
+	}
+	for _, t := range ts {
+		p, err := e.startHTTP(ctx, t.Key+"-spin", e.argv(t, nil, e.cache, "127.0.0.1:0"))
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			if res.Rounds == 0 {
+				if res.Rounds, err = calibrateSpin(ctx, p.url, 5*time.Millisecond); err != nil {
+					return err
+				}
+				logf("spin: %d rounds per call", res.Rounds)
+			}
+			spec := callSpec{
+				tool: func(int) string { return "spin" },
+				args: json.RawMessage(fmt.Sprintf(`{"rounds":%d}`, res.Rounds)),
+			}
+			for _, c := range levels {
+				ss, err := openSessions(ctx, p.url, c)
+				if err != nil {
+					return err
+				}
+				r := drive(ctx, p.pid(), ss, c, spec, o.warmup, o.duration)
+				closeSessions(ss)
+				r.Transport, r.Target = "http", t.Key
+				res.Scaling = append(res.Scaling, r)
+				logf("spin   %-11s C=%-3d %8.1f calls/s  p50 %6.2f ms  p99 %7.2f ms  errors %d %s",
+					t.Key, c, r.Throughput, r.P50, r.P99, r.Errors, r.FirstError)
+			}
+			return nil
+		}()
+		p.stop()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// calibrateSpin finds the rounds that make one spin call cost about want
+// more than an echo call, on Hangar at concurrency 1.
+func calibrateSpin(ctx context.Context, url string, want time.Duration) (int, error) {
+	cs, err := connectHTTP(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer cs.Close()
+	median := func(name string, args json.RawMessage, n int) (time.Duration, error) {
+		var ds []time.Duration
+		for range n {
+			t0 := time.Now()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%s: %s", name, resultText(res))
+			}
+			if err != nil {
+				return 0, err
+			}
+			ds = append(ds, time.Since(t0))
+		}
+		slices.Sort(ds)
+		return ds[len(ds)/2], nil
+	}
+	base, err := median("echo", echoInput, 50)
+	if err != nil {
+		return 0, err
+	}
+	const probe = 1_000_000
+	d, err := median("spin", json.RawMessage(fmt.Sprintf(`{"rounds":%d}`, probe)), 9)
+	if err != nil {
+		return 0, err
+	}
+	per := float64(max(d-base, time.Microsecond)) / probe
+	return max(1000, int(float64(want)/per)), nil
+}
+
+// tenPlugins writes 10 distinct copies of the Go-PDK echo plugin (see
+// distinctCopy) and returns them mounted as echo0..echo9 with prefixes
+// p0..p9 (tools p0_echo, p0_spin, ...).
+func (e *env) tenPlugins() ([]mounted, error) {
+	wasm, err := os.ReadFile(e.goEcho)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(e.dir, "ten")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var ms []mounted
+	for i := range 10 {
+		path := filepath.Join(dir, fmt.Sprintf("echo%d.wasm", i))
+		if _, err := os.Stat(path); err != nil {
+			if err := distinctCopy(wasm, path, i); err != nil {
+				return nil, err
+			}
+		}
+		ms = append(ms, mounted{path: path, name: fmt.Sprintf("echo%d", i), prefix: fmt.Sprintf("p%d", i)})
+	}
+	return ms, nil
+}
+
+// timeFirstList starts argv as a stdio server and returns the time from
+// just before the process starts to the answer to the first tools/list
+// (initialize comes first, as every client does it).
+func (e *env) timeFirstList(ctx context.Context, name string, argv []string, wantTools int) (wall, cpu time.Duration, err error) {
+	f, err := e.logFile(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = f
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	cs, err := newClient().Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second},
+		&mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil {
+		b, _ := os.ReadFile(f.Name())
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+		}
+		return 0, 0, fmt.Errorf("%s: %w\n%s", name, err, tail(b))
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(ctx, nil)
+	wall = time.Since(t0)
+	cpu = procCPU(cmd.Process.Pid)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: tools/list: %w", name, err)
+	}
+	if len(lt.Tools) != wantTools {
+		return 0, 0, fmt.Errorf("%s: tools/list returned %d tools, want %d", name, len(lt.Tools), wantTools)
+	}
+	return wall, cpu, nil
+}
+
+func (e *env) cache10() string { return filepath.Join(e.dir, "cache10") }
+
+// runColdStart times the first tools/list answer of servers with 10
+// plugins, with an empty and with a warm compilation cache.
+func (e *env) runColdStart(ctx context.Context, res *results) error {
+	o := e.o
+	ten, err := e.tenPlugins()
+	if err != nil {
+		return err
+	}
+	fresh := 0
+	freshCache := func() string {
+		fresh++
+		return filepath.Join(e.dir, fmt.Sprintf("cold-cache-%d", fresh))
+	}
+	warmRuns := max(o.runs, pick(o.quick, 3, 5))
+	type coldCase struct {
+		name  string
+		runs  int
+		argv  func() []string
+		tools int
+	}
+	cases := []coldCase{
+		{"native go-sdk server, no plugins (process start)", warmRuns, func() []string { return e.argv(tNative, nil, "", "") }, 1},
+		{"Hangar, 1 Go-PDK plugin, empty cache", o.runs, func() []string { return e.argv(tHangarGo, ten[:1], freshCache(), "") }, 2},
+		{"Hangar, 10 Go-PDK plugins, empty cache", o.runs, func() []string { return e.argv(tHangarGo, ten, freshCache(), "") }, 20},
+		{"Hangar, 10 Go-PDK plugins, warm cache", warmRuns, func() []string { return e.argv(tHangarGo, ten, e.cache10(), "") }, 20},
+	}
+	if e.node != "" {
+		cases = append(cases, coldCase{"Node peer, 10 Go-PDK plugins (no cache)", warmRuns, func() []string { return e.argv(tNodeGo, ten, "", "") }, 20})
+	}
+	// Fill the warm cache first; this start is not counted.
+	if _, _, err := e.timeFirstList(ctx, "warm-fill", e.argv(tHangarGo, ten, e.cache10(), ""), 20); err != nil {
+		return err
+	}
+	for _, c := range cases {
+		r := cold{Case: c.name}
+		var cpus []float64
+		for range c.runs {
+			d, cpu, err := e.timeFirstList(ctx, "cold", c.argv(), c.tools)
+			if err != nil {
+				return err
+			}
+			r.Runs = append(r.Runs, ms(d))
+			cpus = append(cpus, ms(cpu))
+		}
+		r.Median = median(r.Runs)
+		r.CPU = median(cpus)
+		res.Cold = append(res.Cold, r)
+		logf("cold start: %-50s median %7.0f ms (CPU %7.0f ms)  runs %v", c.name, r.Median, r.CPU, roundAll(r.Runs))
+	}
+	return nil
+}
+
+func median(xs []float64) float64 {
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
+}
+
+func roundAll(xs []float64) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = int(x + 0.5)
+	}
+	return out
+}
+
+// runMemory reads the RSS of Hangar and the Node peer serving 10 plugins:
+// idle after start, and under load at the highest concurrency with calls
+// spread over the 10 plugins.
+func (e *env) runMemory(ctx context.Context, res *results) error {
+	o := e.o
+	ten, err := e.tenPlugins()
+	if err != nil {
+		return err
+	}
+	c := slices.Max(o.levels)
+	ts := []target{tHangarGo}
+	if e.node != "" {
+		ts = append(ts, tNodeGo)
+	}
+	for _, t := range ts {
+		p, err := e.startHTTP(ctx, t.Key+"-ten", e.argv(t, ten, e.cache10(), "127.0.0.1:0"))
+		if err != nil {
+			return err
+		}
+		m := memLoad{Target: t.Key, Plugins: len(ten)}
+		err = func() error {
+			cs, err := connectHTTP(ctx, p.url)
+			if err != nil {
+				return err
+			}
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				return err
+			}
+			cs.Close()
+			time.Sleep(time.Second)
+			m.Idle, _ = memStatus(p.pid())
+			ss, err := openSessions(ctx, p.url, c)
+			if err != nil {
+				return err
+			}
+			sampler := sampleRSS(p.pid())
+			spec := callSpec{
+				tool:   func(i int) string { return fmt.Sprintf("p%d_echo", i%len(ten)) },
+				args:   echoInput,
+				expect: payload,
+			}
+			m.Load = drive(ctx, p.pid(), ss, c, spec, o.warmup, o.duration)
+			m.Load.Transport, m.Load.Target = "http", t.Key
+			closeSessions(ss)
+			m.LoadPeak = sampler.finish()
+			_, m.HWM = memStatus(p.pid())
+			if o.settle > 0 && t.Class == "b" {
+				logf("waiting %s for idle instances to be closed", o.settle)
+				select {
+				case <-time.After(o.settle):
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				m.After, _ = memStatus(p.pid())
+				m.AfterWait = o.settle.String()
+			}
+			return nil
+		}()
+		p.stop()
+		if err != nil {
+			return err
+		}
+		res.Memory = append(res.Memory, m)
+		logf("memory: %-10s 10 plugins idle %s, under load (C=%d, %.0f calls/s) peak %s, HWM %s",
+			t.Key, mib(m.Idle), c, m.Load.Throughput, mib(m.LoadPeak), mib(m.HWM))
+	}
+	return nil
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+// instCell is Hangar under load with a given limits.max_instances.
+type instCell struct {
+	MaxInstances int  `json:"max_instances"`
+	Cell         cell `json:"cell"`
+}
+
+// runInstances drives Hangar's Go-PDK echo over HTTP at the highest
+// concurrency with different numbers of instances: as many as cores (the
+// default), twice that, and eight times that. It is how the default was
+// chosen: the throughput is the same, the tail is not.
+func (e *env) runInstances(ctx context.Context, res *results) error {
+	o := e.o
+	c := slices.Max(o.levels)
+	cores := runtime.GOMAXPROCS(0)
+	for _, m := range []int{cores, 2 * cores, 8 * cores} {
+		t := e.byKey("hangar-go")
+		name := fmt.Sprintf("instances-%d", m)
+		p, err := e.startHTTP(ctx, name, e.argv(t, []mounted{{path: e.goEcho, name: "echo", maxInstances: m}}, e.cache, "127.0.0.1:0"))
+		if err != nil {
+			return err
+		}
+		r, err := func() (cell, error) {
+			ss, err := openSessions(ctx, p.url, c)
+			if err != nil {
+				return cell{}, fmt.Errorf("%s: connecting %d sessions: %w", name, c, err)
+			}
+			defer closeSessions(ss)
+			return drive(ctx, p.pid(), ss, c, echoSpec("echo"), o.warmup, o.duration), nil
+		}()
+		p.stop()
+		if err != nil {
+			return err
+		}
+		r.Transport, r.Target = "http", t.Key
+		logf("instances: max_instances %-3d C=%d  %8.0f calls/s  p50 %6.2f ms  p99 %7.2f ms  p99/p50 %.1f", m, c, r.Throughput, r.P50, r.P99, r.P99/max(r.P50, 1e-9))
+		res.Instances = append(res.Instances, instCell{MaxInstances: m, Cell: r})
+	}
+	return nil
+}
