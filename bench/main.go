@@ -35,6 +35,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -96,7 +97,16 @@ func main() {
 	flag.StringVar(&o.profileTarget, "profile-plugin", "go", "what to profile: go or wat (Hangar with that plugin) or native (the ceiling)")
 	flag.StringVar(&o.profileTransport, "profile-transport", "http", "transport to profile: http or stdio")
 	flag.IntVar(&o.profileC, "profile-c", 64, "concurrency while profiling")
+	var report string
+	flag.StringVar(&report, "report", "", "run nothing: read the results of an earlier run from this JSON file and write -md and -png from them")
 	flag.Parse()
+
+	if report != "" {
+		if err := rewrite(report, &o, os.Stdout); err != nil {
+			fatalf("%v", err)
+		}
+		return
+	}
 
 	if o.warmup == 0 {
 		o.warmup = pick(o.quick, 250*time.Millisecond, 2*time.Second)
@@ -152,6 +162,25 @@ func run(ctx context.Context, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return write(res, o, stdout)
+}
+
+// rewrite writes the report of the results in the JSON file path.
+func rewrite(path string, o *options, stdout io.Writer) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var res results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	o.jsonOut = "" // it is the input
+	return write(&res, o, stdout)
+}
+
+// write prints the Markdown report and writes the files o asks for.
+func write(res *results, o *options, stdout io.Writer) error {
 	md := res.markdown()
 	fmt.Fprint(stdout, md)
 	if o.mdOut != "" {

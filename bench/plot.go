@@ -54,7 +54,7 @@ func renderPlot(r *results) *image.RGBA {
 	title := "Throughput vs concurrency: tools/call of an echo tool"
 	drawText(img, (W-textWidth(title, 3))/2, 18, title, 3, black)
 	for i, sub := range []string{
-		fmt.Sprintf("calls per second, higher is better; %d cores, load generator on the same machine", r.Machine.Cores),
+		fmt.Sprintf("calls per second (higher is better), %d cores, load generator on the same machine", r.Machine.Cores),
 		"absolute numbers are machine-specific: compare the lines, not the values",
 	} {
 		drawText(img, (W-textWidth(sub, 2))/2, 58+i*22, sub, 2, grey)

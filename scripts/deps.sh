@@ -25,6 +25,14 @@ if [ ! -f "$stamp" ] || [ test/node/package-lock.json -nt "$stamp" ]; then
 	touch "$stamp"
 fi
 
+# The benchmark's Node peer (bench/node), which its smoke test drives too.
+stamp=bench/node/node_modules/.installed
+if [ ! -f "$stamp" ] || [ bench/node/package-lock.json -nt "$stamp" ]; then
+	echo "deps: installing npm packages in bench/node" >&2
+	(cd bench/node && npm ci --no-audit --no-fund --loglevel=error)
+	touch "$stamp"
+fi
+
 # The OCI tests run a real registry (distribution), built from the module
 # proxy into test/bin; scripts/test.sh points the tests at it.
 if [ ! -x test/bin/registry ]; then
