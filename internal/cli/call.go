@@ -14,18 +14,21 @@ import (
 	"github.com/hangar-mcp/hangar/internal/plugin"
 )
 
-type callFlags struct {
+// oneFlags are the flags of the commands that load one .wasm file.
+type oneFlags struct {
 	runtimeFlags
 	json bool
 	set  setFlag
 }
 
-func (f *callFlags) register(fs *flag.FlagSet) {
+func (f *oneFlags) register(fs *flag.FlagSet, jsonUsage string) {
 	f.runtimeFlags.register(fs)
 	f.set = setFlag{}
-	fs.BoolVar(&f.json, "json", false, "print the whole CallToolResult as JSON")
+	fs.BoolVar(&f.json, "json", false, jsonUsage)
 	fs.Var(f.set, "set", "plugin config value key=value (repeatable)")
 }
+
+const callJSONUsage = "print the whole CallToolResult as JSON"
 
 var callCmd = &command{
 	name:  "call",
@@ -38,7 +41,7 @@ reports an error.
 
 There is no MCP client: a plugin that asks for sampling, elicitation or
 roots gets an error; its log messages and progress go to stderr.`,
-	flags: func(fs *flag.FlagSet) { new(callFlags).register(fs) },
+	flags: func(fs *flag.FlagSet) { new(oneFlags).register(fs, callJSONUsage) },
 }
 
 func init() { callCmd.run = runCall }
@@ -47,9 +50,9 @@ func init() { callCmd.run = runCall }
 var errToolFailed = errors.New("tool reported an error")
 
 func runCall(ctx context.Context, env *Env, args []string) error {
-	var f callFlags
+	var f oneFlags
 	fs := callCmd.flagSet(env.Stderr)
-	f.register(fs)
+	f.register(fs, callJSONUsage)
 	pos, err := callCmd.parse(env, fs, args)
 	if err != nil {
 		return err

@@ -13,18 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-type inspectFlags struct {
-	runtimeFlags
-	json bool
-	set  setFlag
-}
-
-func (f *inspectFlags) register(fs *flag.FlagSet) {
-	f.runtimeFlags.register(fs)
-	f.set = setFlag{}
-	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
-	fs.Var(f.set, "set", "plugin config value key=value (repeatable)")
-}
+const inspectJSONUsage = "print JSON instead of text"
 
 var inspectCmd = &command{
 	name:  "inspect",
@@ -34,7 +23,7 @@ var inspectCmd = &command{
 interface it speaks (v1, servlet or legacy), its exports, and what it
 offers: tools with their input schemas, resources, resource templates and
 prompts.`,
-	flags: func(fs *flag.FlagSet) { new(inspectFlags).register(fs) },
+	flags: func(fs *flag.FlagSet) { new(oneFlags).register(fs, inspectJSONUsage) },
 }
 
 func init() { inspectCmd.run = runInspect }
@@ -51,9 +40,9 @@ type inspection struct {
 }
 
 func runInspect(ctx context.Context, env *Env, args []string) error {
-	var f inspectFlags
+	var f oneFlags
 	fs := inspectCmd.flagSet(env.Stderr)
-	f.register(fs)
+	f.register(fs, inspectJSONUsage)
 	pos, err := inspectCmd.parse(env, fs, args)
 	if err != nil {
 		return err

@@ -59,25 +59,10 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) (any, error)) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
 		var out any
-		err := func() (err error) {
-			defer func() {
-				if r := recover(); r != nil {
-					err = fmt.Errorf("internal error: %v", r)
-				}
-			}()
-			s := stateFrom(ctx)
-			if s == nil {
-				return errors.New("host import called outside a call")
-			}
-			var in []byte
-			if len(params) > 0 {
-				if in, err = cp.ReadBytes(stack[0]); err != nil {
-					return fmt.Errorf("reading input: %w", err)
-				}
-			}
+		err := runImport(ctx, cp, len(params) > 0, stack, func(s *callState, in []byte) (err error) {
 			out, err = fn(ctx, s, in)
 			return err
-		}()
+		})
 		if err != nil {
 			p.log.Debug("host import failed", "import", name, "error", err)
 			out = map[string]string{"error": err.Error()}
@@ -100,28 +85,35 @@ func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx contex
 // notification never fails the plugin.
 func (p *Plugin) notify(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) error) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
-		err := func() (err error) {
-			defer func() {
-				if r := recover(); r != nil {
-					err = fmt.Errorf("internal error: %v", r)
-				}
-			}()
-			s := stateFrom(ctx)
-			if s == nil {
-				return errors.New("host import called outside a call")
-			}
-			var in []byte
-			if len(params) > 0 {
-				if in, err = cp.ReadBytes(stack[0]); err != nil {
-					return fmt.Errorf("reading input: %w", err)
-				}
-			}
+		err := runImport(ctx, cp, len(params) > 0, stack, func(s *callState, in []byte) error {
 			return fn(ctx, s, in)
-		}()
+		})
 		if err != nil {
 			p.log.Warn("host import failed", "import", name, "error", err)
 		}
 	}, params, none)
+}
+
+// runImport runs the body of a host import for the call in ctx: it reads
+// the import's input (at stack[0], when it takes one) and turns a panic into
+// an error.
+func runImport(ctx context.Context, cp *extism.CurrentPlugin, hasInput bool, stack []uint64, body func(s *callState, in []byte) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	s := stateFrom(ctx)
+	if s == nil {
+		return errors.New("host import called outside a call")
+	}
+	var in []byte
+	if hasInput {
+		if in, err = cp.ReadBytes(stack[0]); err != nil {
+			return fmt.Errorf("reading input: %w", err)
+		}
+	}
+	return body(s, in)
 }
 
 func decodeInput(in []byte, v any) error {

@@ -2,13 +2,12 @@ package plugin
 
 import (
 	"context"
-	"os"
 	"runtime"
 	"testing"
 
 	extism "github.com/extism/go-sdk"
 
-	"github.com/hangar-mcp/hangar/internal/testutil"
+	"github.com/hangar-mcp/hangar/internal/config"
 )
 
 // TestKernelCached checks that the pool's instances have their Extism
@@ -19,20 +18,8 @@ func TestKernelCached(t *testing.T) {
 	if kernelField == nil {
 		t.Fatal("extism.Plugin has no field extism of type api.Module: kernel.go must follow the Extism upgrade")
 	}
-	wasm, err := os.ReadFile(testutil.BuildWAT(t, "echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := NewEngine("")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	p, err := e.Load(ctx, wasm, Options{Name: "echo"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := loadEcho(t, config.Limits{})
 
 	inst, err := p.pool.get(ctx)
 	if err != nil {

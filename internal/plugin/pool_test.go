@@ -12,9 +12,10 @@ import (
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
-// TestIdleShrink: instances idle past the timeout are closed, down to
-// minIdle, newest kept.
-func TestIdleShrink(t *testing.T) {
+// loadEcho loads the WAT echo plugin with limits, closed at the end of the
+// test.
+func loadEcho(t *testing.T, limits config.Limits) *Plugin {
+	t.Helper()
 	wasm, err := os.ReadFile(testutil.BuildWAT(t, "echo"))
 	if err != nil {
 		t.Fatal(err)
@@ -23,12 +24,19 @@ func TestIdleShrink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	p, err := e.Load(ctx, wasm, Options{Name: "echo", Limits: config.Limits{MaxInstances: 3}})
+	p, err := e.Load(context.Background(), wasm, Options{Name: "echo", Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close(ctx)
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p
+}
+
+// TestIdleShrink: instances idle past the timeout are closed, down to
+// minIdle, newest kept.
+func TestIdleShrink(t *testing.T) {
+	ctx := context.Background()
+	p := loadEcho(t, config.Limits{MaxInstances: 3})
 
 	// Borrow three at once, so that three exist, then give them back.
 	var insts []*instance
@@ -62,21 +70,9 @@ func TestIdleShrink(t *testing.T) {
 // TestBusy: a call that finds every instance taken waits at most its time
 // limit, then fails with ErrBusy; once an instance is free, calls work.
 func TestBusy(t *testing.T) {
-	wasm, err := os.ReadFile(testutil.BuildWAT(t, "echo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := NewEngine("")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	const limit = 200 * time.Millisecond
-	p, err := e.Load(ctx, wasm, Options{Name: "echo", Limits: config.Limits{MaxInstances: 1, CallTimeout: limit}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := loadEcho(t, config.Limits{MaxInstances: 1, CallTimeout: limit})
 
 	held, err := p.pool.get(ctx)
 	if err != nil {
