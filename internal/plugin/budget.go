@@ -12,6 +12,7 @@ import (
 // the clock stops.
 type budget struct {
 	cancel context.CancelCauseFunc
+	total  time.Duration
 
 	mu        sync.Mutex
 	remaining time.Duration
@@ -25,7 +26,7 @@ type budget struct {
 // d of running time has been spent. The caller must call stop.
 func withBudget(parent context.Context, d time.Duration) (context.Context, *budget) {
 	ctx, cancel := context.WithCancelCause(parent)
-	b := &budget{cancel: cancel, remaining: d}
+	b := &budget{cancel: cancel, total: d, remaining: d}
 	b.resume()
 	return ctx, b
 }
@@ -68,15 +69,21 @@ func (b *budget) resume() {
 }
 
 // stop ends the budget and releases its context. It reports whether the
-// budget ran out.
-func (b *budget) stop() (expired bool) {
+// budget ran out, and the running time spent (the clock's, so without the
+// paused waits).
+func (b *budget) stop() (expired bool, spent time.Duration) {
 	b.mu.Lock()
 	b.done = true
 	if b.timer != nil {
 		b.timer.Stop()
 	}
+	remaining := b.remaining
+	if !b.started.IsZero() {
+		remaining -= time.Since(b.started)
+	}
+	spent = min(max(b.total-remaining, 0), b.total)
 	expired = b.expired
 	b.mu.Unlock()
 	b.cancel(context.Canceled)
-	return expired
+	return expired, spent
 }

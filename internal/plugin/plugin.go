@@ -108,8 +108,9 @@ func (p *Plugin) invoke(ctx context.Context, c *Call, export string, input []byt
 }
 
 // invokeWithin is invoke with limit of running time instead of the call
-// timeout. It also reports how long the export ran (waits for the client
-// included), so that several exports can share one allowance.
+// timeout. It also reports the running time the export spent (by the call
+// budget's clock, so without its waits for the client), so that several
+// exports can share one allowance.
 func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input []byte, limit time.Duration) (out []byte, spent time.Duration, err error) {
 	if c == nil {
 		c = &Call{}
@@ -132,10 +133,8 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 
 	bctx, b := withBudget(ctx, limit)
 	bctx = context.WithValue(bctx, stateKey{}, &callState{plugin: p, call: c, budget: b, ctx: ctx})
-	start := time.Now()
 	rc, out, err := safeCall(bctx, inst, export, input)
-	expired := b.stop()
-	spent = time.Since(start)
+	expired, spent := b.stop()
 
 	switch {
 	case expired:
