@@ -57,7 +57,7 @@ func (r *registry) invoke(h hostAPI, name string, input []byte) (output []byte, 
 	}
 	var env envelope
 	if len(input) > 0 {
-		if err := json.Unmarshal(input, &env); err != nil {
+		if env, err = decodeEnvelope(input); err != nil {
 			return nil, fmt.Errorf("invalid %s input: %w", name, err)
 		}
 	}
@@ -78,15 +78,53 @@ func (r *registry) invoke(h hostAPI, name string, input []byte) (output []byte, 
 	if err != nil || result == nil {
 		return nil, err
 	}
+	if r, ok := result.(*CallToolResult); ok {
+		if output, ok := appendTextResult(nil, r); ok {
+			return output, nil
+		}
+	}
 	if output, err = json.Marshal(result); err != nil {
 		return nil, fmt.Errorf("encoding %s result: %w", name, err)
 	}
 	return output, nil
 }
 
+// decodeEnvelope decodes a v1 input: by splitEnvelope when it can, with
+// encoding/json otherwise.
+func decodeEnvelope(in []byte) (envelope, error) {
+	var env envelope
+	if p, ok := splitEnvelope(in); ok {
+		env.Request = json.RawMessage(p.request)
+		env.Context.ID = json.RawMessage(p.id)
+		if env.Context.Meta, ok = decodeMeta(p.meta); ok {
+			if env.Meta, ok = decodeMeta(p.topMeta); ok {
+				return env, nil
+			}
+		}
+		env = envelope{}
+	}
+	err := json.Unmarshal(in, &env)
+	return env, err
+}
+
+// decodeMeta decodes a _meta value, or reports false.
+func decodeMeta(v []byte) (Meta, bool) {
+	switch {
+	case v == nil:
+		return nil, true
+	case isEmptyObject(v):
+		return Meta{}, true
+	}
+	var m Meta
+	return m, json.Unmarshal(v, &m) == nil
+}
+
 // requestID returns the request id as a string: Hangar sends a string,
 // but a number is accepted too.
 func requestID(raw json.RawMessage) string {
+	if id, ok := plainString(raw); ok {
+		return id
+	}
 	var id string
 	if json.Unmarshal(raw, &id) == nil {
 		return id
@@ -122,7 +160,9 @@ func (r *registry) listTools(*Context, json.RawMessage) (any, error) {
 
 func (r *registry) callTool(ctx *Context, request json.RawMessage) (any, error) {
 	var req CallToolRequest
-	if err := decodeRequest(exportCallTool, request, &req); err != nil {
+	if name, args, ok := splitCallTool(request); ok {
+		req = CallToolRequest{Name: name, Arguments: json.RawMessage(args)}
+	} else if err := decodeRequest(exportCallTool, request, &req); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()

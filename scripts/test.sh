@@ -25,6 +25,8 @@ fuzztime="${HANGAR_FUZZTIME:-20s}"
 go test -run '^$' -fuzz '^FuzzJSONRPC$' -fuzztime "$fuzztime" ./internal/server
 go test -run '^$' -fuzz '^FuzzPluginOutput$' -fuzztime "$fuzztime" ./internal/plugin
 go test -run '^$' -fuzz '^FuzzHostAllowed$' -fuzztime "$fuzztime" ./internal/plugin
+go test -run '^$' -fuzz '^FuzzSplitEnvelope$' -fuzztime "$fuzztime" ./pdk
+go test -run '^$' -fuzz '^FuzzAppendTextResult$' -fuzztime "$fuzztime" ./pdk
 
 echo "== scripted MCP clients (Node)" >&2
 (cd test/node && node --test)
