@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -31,22 +30,6 @@ import (
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
-
-// hostileWAT assembles internal/testplugins/hostile/<name>.wat into the
-// test's temporary directory.
-func hostileWAT(t testing.TB, name string) string {
-	t.Helper()
-	tool, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Fatal("wat2wasm not found: apt-get install wabt")
-	}
-	out := filepath.Join(t.TempDir(), name+".wasm")
-	src := filepath.Join(testutil.Root(), "internal", "testplugins", "hostile", name+".wat")
-	if msg, err := exec.Command(tool, src, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm %s: %v\n%s", src, err, msg)
-	}
-	return out
-}
 
 func hostileGo(t testing.TB) string {
 	return testutil.BuildPlugin(t, "./internal/testplugins/hostile")
@@ -129,7 +112,7 @@ func TestHostileCalls(t *testing.T) {
 			if name, ok := strings.CutPrefix(path, "wat:"); ok {
 				path = testutil.BuildWAT(t, name)
 			} else if name, ok := strings.CutPrefix(path, "hostile:"); ok {
-				path = hostileWAT(t, name)
+				path = testutil.BuildHostileWAT(t, name)
 			}
 			p := load(t, path, plugin.Options{Limits: tc.limits, Logger: quiet()})
 			start := time.Now()
@@ -178,7 +161,7 @@ func quiet() *slog.Logger {
 // function a plugin can import. Hangar's imports answer {"error": ...};
 // Extism's fail the call or not, but nothing crashes or hangs.
 func TestGarbagePointers(t *testing.T) {
-	p := load(t, hostileWAT(t, "hostcalls"), plugin.Options{Limits: config.Limits{MemoryPages: 16, CallTimeout: 5 * time.Second}, Logger: quiet()})
+	p := load(t, testutil.BuildHostileWAT(t, "hostcalls"), plugin.Options{Limits: config.Limits{MemoryPages: 16, CallTimeout: 5 * time.Second}, Logger: quiet()})
 	tools, err := p.ListTools(context.Background(), nil)
 	if err != nil || len(tools) != 15 {
 		t.Fatalf("ListTools = %d tools, %v", len(tools), err)
@@ -535,8 +518,8 @@ func TestHostileMemoryReturns(t *testing.T) {
 	limits := hostileLimits
 	limits.CallTimeout = 300 * time.Millisecond
 	goP := load(t, hostileGo(t), plugin.Options{Limits: limits, Logger: quiet()})
-	stack := load(t, hostileWAT(t, "stack"), plugin.Options{Logger: quiet()})
-	calls := load(t, hostileWAT(t, "hostcalls"), plugin.Options{Logger: quiet()})
+	stack := load(t, testutil.BuildHostileWAT(t, "stack"), plugin.Options{Logger: quiet()})
+	calls := load(t, testutil.BuildHostileWAT(t, "hostcalls"), plugin.Options{Logger: quiet()})
 	bomb := load(t, testutil.BuildWAT(t, "membomb"), plugin.Options{Limits: config.Limits{MemoryPages: 1024}, Logger: quiet()})
 	round := func() {
 		for _, c := range []struct {
@@ -603,7 +586,7 @@ func raceEnabled() bool {
 // back, does not hold Hangar: a listing's pages share one call timeout and
 // one output limit, and a cursor may not come back.
 func TestEndlessListing(t *testing.T) {
-	pages := hostileWAT(t, "pages")
+	pages := testutil.BuildHostileWAT(t, "pages")
 
 	// Time: a page takes a few milliseconds; the listing stops at the call
 	// timeout, not at a thousand of them.
@@ -628,7 +611,7 @@ func TestEndlessListing(t *testing.T) {
 	settled0(t, p)
 
 	// A cursor that comes back.
-	mirror := hostileWAT(t, "mirror_v1")
+	mirror := testutil.BuildHostileWAT(t, "mirror_v1")
 	p = load(t, mirror, plugin.Options{Logger: quiet(), Config: map[string]string{
 		"out": `{"tools":[{"name":"t","inputSchema":{"type":"object"}}],"nextCursor":"again"}`,
 	}})

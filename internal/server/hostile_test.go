@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -26,22 +24,6 @@ import (
 	"github.com/hangar-mcp/hangar/internal/server"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
-
-// hostileWAT assembles internal/testplugins/hostile/<name>.wat into the
-// test's temporary directory.
-func hostileWAT(t testing.TB, name string) string {
-	t.Helper()
-	tool, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Fatal("wat2wasm not found: apt-get install wabt")
-	}
-	out := filepath.Join(t.TempDir(), name+".wasm")
-	src := filepath.Join(testutil.Root(), "internal", "testplugins", "hostile", name+".wat")
-	if msg, err := exec.Command(tool, src, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm %s: %v\n%s", src, err, msg)
-	}
-	return out
-}
 
 // logBuffer collects log output for assertions.
 type logBuffer struct {
@@ -143,8 +125,8 @@ func TestHostileServerKeepsServing(t *testing.T) {
 		{Plugin: loadWith(t, "legacy", testutil.BuildPlugin(t, "./internal/testplugins/legacy"), config.Limits{}, log)},
 		{Plugin: loadWith(t, "h", hostile, config.Limits{MemoryPages: mem32, CallTimeout: 40 * time.Second, MaxOutput: 1 << 20}, log), Prefix: "h"},
 		{Plugin: loadWith(t, "hs", hostile, config.Limits{MemoryPages: mem32, CallTimeout: time.Second}, log), Prefix: "hs"},
-		{Plugin: loadWith(t, "stack", hostileWAT(t, "stack"), config.Limits{}, log)},
-		{Plugin: loadWith(t, "hc", hostileWAT(t, "hostcalls"), config.Limits{}, log), Prefix: "hc"},
+		{Plugin: loadWith(t, "stack", testutil.BuildHostileWAT(t, "stack"), config.Limits{}, log)},
+		{Plugin: loadWith(t, "hc", testutil.BuildHostileWAT(t, "hostcalls"), config.Limits{}, log), Prefix: "hc"},
 		{Plugin: loadWith(t, "loop", testutil.BuildWAT(t, "loop"), config.Limits{CallTimeout: 300 * time.Millisecond}, log)},
 		{Plugin: loadWith(t, "badcall", testutil.BuildWAT(t, "badcall"), config.Limits{}, log)},
 		{Plugin: loadWith(t, "membomb", testutil.BuildWAT(t, "membomb"), config.Limits{MemoryPages: 64}, log)},

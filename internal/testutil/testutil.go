@@ -118,17 +118,28 @@ func BuildPlugin(t testing.TB, pkg string) string {
 // assemble.
 func BuildWAT(t testing.TB, name string) string {
 	t.Helper()
+	return buildWAT(t, "wat", name)
+}
+
+// BuildHostileWAT is BuildWAT for internal/testplugins/hostile/<name>.wat.
+func BuildHostileWAT(t testing.TB, name string) string {
+	t.Helper()
+	return buildWAT(t, "hostile", name)
+}
+
+func buildWAT(t testing.TB, dir, name string) string {
+	t.Helper()
 	name = strings.TrimSuffix(name, ".wat")
-	path, err := once("wat:"+name, func() (string, error) {
+	path, err := once("wat:"+dir+"/"+name, func() (string, error) {
 		tool, err := exec.LookPath("wat2wasm")
 		if err != nil {
 			return "", errors.New("wat2wasm not found: apt-get install wabt")
 		}
-		src := filepath.Join(Root(), "internal", "testplugins", "wat", name+".wat")
+		src := filepath.Join(Root(), "internal", "testplugins", dir, name+".wat")
 		if _, err := os.Stat(src); err != nil {
 			return "", err
 		}
-		out, err := outputPath(name)
+		out, err := outputPath(dir + "-" + name)
 		if err != nil {
 			return "", err
 		}
@@ -139,7 +150,7 @@ func BuildWAT(t testing.TB, name string) string {
 		return out, nil
 	})
 	if err != nil {
-		t.Fatalf("testutil.BuildWAT(%q): %v", name, err)
+		t.Fatalf("testutil: assembling %s/%s.wat: %v", dir, name, err)
 	}
 	return path
 }
