@@ -92,19 +92,28 @@ func (r *registry) invoke(h hostAPI, name string, input []byte) (output []byte, 
 // decodeEnvelope decodes a v1 input: by splitEnvelope when it can, with
 // encoding/json otherwise.
 func decodeEnvelope(in []byte) (envelope, error) {
-	var env envelope
-	if p, ok := splitEnvelope(in); ok {
-		env.Request = json.RawMessage(p.request)
-		env.Context.ID = json.RawMessage(p.id)
-		if env.Context.Meta, ok = decodeMeta(p.meta); ok {
-			if env.Meta, ok = decodeMeta(p.topMeta); ok {
-				return env, nil
-			}
-		}
-		env = envelope{}
+	if env, ok := fastEnvelope(in); ok {
+		return env, nil
 	}
+	var env envelope
 	err := json.Unmarshal(in, &env)
 	return env, err
+}
+
+// fastEnvelope decodes a v1 input by splitEnvelope, or reports false.
+func fastEnvelope(in []byte) (envelope, bool) {
+	var env envelope
+	p, ok := splitEnvelope(in)
+	if !ok {
+		return env, false
+	}
+	env.Request = json.RawMessage(p.request)
+	env.Context.ID = json.RawMessage(p.id)
+	if env.Context.Meta, ok = decodeMeta(p.meta); !ok {
+		return env, false
+	}
+	env.Meta, ok = decodeMeta(p.topMeta)
+	return env, ok
 }
 
 // decodeMeta decodes a _meta value, or reports false.

@@ -29,13 +29,7 @@ type envelopeParts struct {
 // splitEnvelope splits a v1 input, or reports false.
 func splitEnvelope(in []byte) (envelopeParts, bool) {
 	var e envelopeParts
-	// A key given twice is left to encoding/json, which merges objects.
 	var seen, seenInContext uint8
-	once := func(seen *uint8, bit uint8) bool {
-		dup := *seen&bit != 0
-		*seen |= bit
-		return !dup
-	}
 	ok := eachMember(in, func(key string, value []byte) bool {
 		switch key {
 		case "request":
@@ -70,24 +64,30 @@ func splitCallTool(request []byte) (name string, arguments []byte, ok bool) {
 	var rawName []byte
 	var seen uint8
 	ok = eachMember(request, func(key string, value []byte) bool {
-		var bit uint8
 		switch key {
 		case "name":
-			rawName, bit = value, 1
+			rawName = value
+			return once(&seen, 1)
 		case "arguments":
-			arguments, bit = value, 2
+			arguments = value
+			return once(&seen, 2)
 		default:
 			return !foldsTo(key, "name", "arguments")
 		}
-		dup := seen&bit != 0
-		seen |= bit
-		return !dup
 	})
 	if !ok || rawName == nil {
 		return "", nil, false
 	}
 	name, ok = plainString(rawName)
 	return name, arguments, ok
+}
+
+// once records bit in seen and reports whether it was not there yet: a key
+// given twice is left to encoding/json, which merges objects.
+func once(seen *uint8, bit uint8) bool {
+	dup := *seen&bit != 0
+	*seen |= bit
+	return !dup
 }
 
 // foldsTo reports whether key matches one of names the way encoding/json

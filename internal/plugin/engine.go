@@ -198,7 +198,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	}
 	p.pool = newPool(compiled, extism.PluginInstanceConfig{ModuleConfig: mc}, opts.Limits.MaxInstances, p.log)
 
-	inst, err := p.pool.get(ctx)
+	inst, err := p.pool.get(ctx, 0)
 	if err != nil {
 		p.Close(ctx)
 		return nil, fmt.Errorf("instantiating plugin %s: %w", opts.Name, err)
@@ -422,31 +422,24 @@ func (c *confinedFS) Rename(from, to string) experimentalsys.Errno {
 	return toErrno(c.root.Rename(rel(from), rel(to)))
 }
 
-func (c *confinedFS) Rmdir(path string) experimentalsys.Errno {
-	if c.readOnly {
-		return experimentalsys.EROFS
-	}
-	name := rel(path)
-	fi, err := c.root.Lstat(name)
-	if err != nil {
-		return toErrno(err)
-	}
-	if !fi.IsDir() {
-		return experimentalsys.ENOTDIR
-	}
-	return toErrno(c.root.Remove(name))
-}
+func (c *confinedFS) Rmdir(path string) experimentalsys.Errno { return c.remove(path, true) }
 
-func (c *confinedFS) Unlink(path string) experimentalsys.Errno {
+func (c *confinedFS) Unlink(path string) experimentalsys.Errno { return c.remove(path, false) }
+
+// remove removes the directory (dir) or the other file at path, and fails
+// with ENOTDIR or EISDIR when path is the other kind.
+func (c *confinedFS) remove(path string, dir bool) experimentalsys.Errno {
 	if c.readOnly {
 		return experimentalsys.EROFS
 	}
 	name := rel(path)
 	fi, err := c.root.Lstat(name)
-	if err != nil {
+	switch {
+	case err != nil:
 		return toErrno(err)
-	}
-	if fi.IsDir() {
+	case dir && !fi.IsDir():
+		return experimentalsys.ENOTDIR
+	case !dir && fi.IsDir():
 		return experimentalsys.EISDIR
 	}
 	return toErrno(c.root.Remove(name))

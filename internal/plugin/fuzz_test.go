@@ -101,7 +101,7 @@ func FuzzPluginOutput(f *testing.F) {
 // gets the variable the mirror module outputs.
 func setOutput(t *testing.T, p *Plugin, out []byte) {
 	t.Helper()
-	inst, err := p.pool.get(context.Background())
+	inst, err := p.pool.get(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,13 +57,21 @@ var kernelField = func() *reflect.StructField {
 	return &f
 }()
 
+// kernelOf returns the address of p's kernel module field, or nil.
+func kernelOf(p *extism.Plugin) *api.Module {
+	if kernelField == nil || p == nil {
+		return nil
+	}
+	return (*api.Module)(unsafe.Add(unsafe.Pointer(p), kernelField.Offset))
+}
+
 // cacheKernel wraps p's kernel module in a cachedKernel, once, and reports
 // whether it did.
 func cacheKernel(p *extism.Plugin) bool {
-	if kernelField == nil || p == nil {
+	m := kernelOf(p)
+	if m == nil {
 		return false
 	}
-	m := (*api.Module)(unsafe.Add(unsafe.Pointer(p), kernelField.Offset))
 	switch k := (*m).(type) {
 	case nil:
 		return false
@@ -77,9 +85,10 @@ func cacheKernel(p *extism.Plugin) bool {
 
 // kernelCached reports whether p's kernel module is wrapped.
 func kernelCached(p *extism.Plugin) bool {
-	if kernelField == nil || p == nil {
+	m := kernelOf(p)
+	if m == nil {
 		return false
 	}
-	_, ok := (*(*api.Module)(unsafe.Add(unsafe.Pointer(p), kernelField.Offset))).(*cachedKernel)
+	_, ok := (*m).(*cachedKernel)
 	return ok
 }

@@ -21,7 +21,7 @@ func TestKernelCached(t *testing.T) {
 	ctx := context.Background()
 	p := loadEcho(t, config.Limits{})
 
-	inst, err := p.pool.get(ctx)
+	inst, err := p.pool.get(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,16 +115,12 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 	if c == nil {
 		c = &Call{}
 	}
-	timeout := fmt.Errorf("plugin %s: %s: %w (%s)", p.name, export, ErrTimeout, p.opts.Limits.CallTimeout)
 	if limit <= 0 {
-		return nil, 0, timeout
+		return nil, 0, p.timeoutError(export)
 	}
 	// Waiting for a free instance is bounded too: a plugin whose instances
 	// are all stuck must not hold calls forever.
-	wctx, cancel := context.WithTimeoutCause(ctx, limit,
-		fmt.Errorf("%w: all %d instances stayed busy for %s", ErrBusy, cap(p.pool.slots), limit))
-	inst, err := p.pool.get(wctx)
-	cancel()
+	inst, err := p.pool.get(ctx, limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("plugin %s: %w", p.name, err)
 	}
@@ -138,7 +134,7 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 
 	switch {
 	case expired:
-		return nil, spent, timeout
+		return nil, spent, p.timeoutError(export)
 	case err != nil && ctx.Err() != nil:
 		return nil, spent, fmt.Errorf("plugin %s: %s: %w", p.name, export, context.Cause(ctx))
 	case err != nil:
@@ -167,6 +163,11 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 	}
 	healthy = true
 	return out, spent, nil
+}
+
+// timeoutError reports that export ran out of the call timeout.
+func (p *Plugin) timeoutError(export string) error {
+	return fmt.Errorf("plugin %s: %s: %w (%s)", p.name, export, ErrTimeout, p.opts.Limits.CallTimeout)
 }
 
 // safeCall calls the export, turning a panic anywhere below into an error.

@@ -110,13 +110,26 @@ func releaseMemory() {
 	debug.FreeOSMemory()
 }
 
-// get borrows an instance, creating one when none is idle. It waits while
-// max instances are in use, until ctx is done.
-func (p *pool) get(ctx context.Context) (*instance, error) {
+// get borrows an instance, creating one when none is idle. While max
+// instances are in use it waits, until ctx is done or, when wait > 0, for at
+// most wait (then it fails with ErrBusy).
+func (p *pool) get(ctx context.Context, wait time.Duration) (*instance, error) {
 	select {
 	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
+	default:
+		var expired <-chan time.Time
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			expired = t.C
+		}
+		select {
+		case p.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
+		case <-expired:
+			return nil, fmt.Errorf("%w: all %d instances stayed busy for %s", ErrBusy, cap(p.slots), wait)
+		}
 	}
 	p.mu.Lock()
 	if p.closed {

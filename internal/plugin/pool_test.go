@@ -41,7 +41,7 @@ func TestIdleShrink(t *testing.T) {
 	// Borrow three at once, so that three exist, then give them back.
 	var insts []*instance
 	for range 3 {
-		inst, err := p.pool.get(ctx)
+		inst, err := p.pool.get(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestBusy(t *testing.T) {
 	const limit = 200 * time.Millisecond
 	p := loadEcho(t, config.Limits{MaxInstances: 1, CallTimeout: limit})
 
-	held, err := p.pool.get(ctx)
+	held, err := p.pool.get(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

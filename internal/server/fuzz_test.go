@@ -85,12 +85,7 @@ func FuzzJSONRPC(f *testing.F) {
 	}
 
 	ctx := context.Background()
-	engineOnce.Do(func() { // shared with the other tests, and their compiled plugins
-		var err error
-		if engine, err = plugin.NewEngine(""); err != nil {
-			f.Fatal(err)
-		}
-	})
+	e := sharedEngine(f)
 	limits := config.Limits{CallTimeout: 2 * time.Second, HostTimeout: 2 * time.Second}
 	var mounts []server.Mount
 	for _, m := range []struct{ name, path string }{
@@ -102,7 +97,7 @@ func FuzzJSONRPC(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		p, err := engine.Load(ctx, wasm, plugin.Options{Name: m.name, Limits: limits, Logger: slog.New(slog.DiscardHandler)})
+		p, err := e.Load(ctx, wasm, plugin.Options{Name: m.name, Limits: limits, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -20,7 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/config"
-	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
@@ -48,28 +47,6 @@ func (b *logBuffer) String() string {
 
 func (b *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// loadWith compiles the module at path into a plugin named name, logging to
-// log.
-func loadWith(t *testing.T, name, path string, limits config.Limits, log *slog.Logger) *plugin.Plugin {
-	t.Helper()
-	engineOnce.Do(func() {
-		var err error
-		if engine, err = plugin.NewEngine(""); err != nil {
-			t.Fatal(err)
-		}
-	})
-	wasm, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := engine.Load(context.Background(), wasm, plugin.Options{Name: name, Limits: limits, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close(context.Background()) })
-	return p
 }
 
 // TestHostileToolSchemas: tools whose input schema is not an object, not a

@@ -39,20 +39,35 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// loadPlugin compiles the module at path into a plugin named name.
-func loadPlugin(t *testing.T, name, path string, limits config.Limits) *plugin.Plugin {
-	t.Helper()
+// sharedEngine returns the engine all tests share, and with it their
+// compiled plugins.
+func sharedEngine(tb testing.TB) *plugin.Engine {
+	tb.Helper()
 	engineOnce.Do(func() {
 		var err error
 		if engine, err = plugin.NewEngine(""); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	})
+	return engine
+}
+
+// loadPlugin compiles the module at path into a plugin named name.
+func loadPlugin(t *testing.T, name, path string, limits config.Limits) *plugin.Plugin {
+	t.Helper()
+	return loadWith(t, name, path, limits, quietLogger())
+}
+
+// loadWith is loadPlugin logging to log; the plugin is closed at the end of
+// the test.
+func loadWith(t *testing.T, name, path string, limits config.Limits, log *slog.Logger) *plugin.Plugin {
+	t.Helper()
+	e := sharedEngine(t)
 	wasm, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := engine.Load(context.Background(), wasm, plugin.Options{Name: name, Limits: limits, Logger: quietLogger()})
+	p, err := e.Load(context.Background(), wasm, plugin.Options{Name: name, Limits: limits, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
