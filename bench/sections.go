@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -304,29 +303,17 @@ func (e *env) tenPlugins() ([]mounted, error) {
 // just before the process starts to the answer to the first tools/list
 // (initialize comes first, as every client does it).
 func (e *env) timeFirstList(ctx context.Context, name string, argv []string, wantTools int) (wall, cpu time.Duration, err error) {
-	f, err := e.logFile(name)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = f
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	t0 := time.Now()
-	cs, err := newClient().Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second},
-		&mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	s, err := e.startStdio(ctx, name, argv)
 	if err != nil {
-		b, _ := os.ReadFile(f.Name())
-		if cmd.Process != nil {
-			cmd.Process.Kill()
-		}
-		return 0, 0, fmt.Errorf("%s: %w\n%s", name, err, tail(b))
+		return 0, 0, err
 	}
-	defer cs.Close()
-	lt, err := cs.ListTools(ctx, nil)
+	defer s.stop()
+	lt, err := s.session.ListTools(ctx, nil)
 	wall = time.Since(t0)
-	cpu = procCPU(cmd.Process.Pid)
+	cpu = procCPU(s.pid())
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: tools/list: %w", name, err)
 	}

@@ -266,9 +266,8 @@ type stdioServer struct {
 	log     string
 }
 
-// startStdio starts argv and connects one session to it over stdio. The
-// returned duration runs from just before the process started to the end
-// of the initialize handshake.
+// startStdio starts argv and connects one session to it over stdio (the
+// initialize handshake done).
 func (e *env) startStdio(ctx context.Context, name string, argv []string) (*stdioServer, error) {
 	f, err := e.logFile(name)
 	if err != nil {
