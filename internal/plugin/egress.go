@@ -267,7 +267,8 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 	var allowed []netip.AddrPort
 	var denied error
 	for _, ip := range ips {
-		ap := netip.AddrPortFrom(ip, uint16(port))
+		// The resolver may answer IPv4 addresses in their IPv4-mapped form.
+		ap := netip.AddrPortFrom(ip.Unmap(), uint16(port))
 		if err := d.check(host, ap); err != nil {
 			if denied == nil {
 				denied = err
