@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -386,4 +388,64 @@ func (r *recorder) dropped() int64 {
 		})
 	}
 	return n
+}
+
+// TestTransportGuard: replacing http.DefaultClient's Transport is noticed.
+func TestTransportGuard(t *testing.T) {
+	if err := checkRedirectGuard(); err != nil {
+		t.Fatal(err)
+	}
+	saved := http.DefaultClient.Transport
+	http.DefaultClient.Transport = http.DefaultTransport
+	err := checkRedirectGuard()
+	http.DefaultClient.Transport = saved
+	if err == nil || !strings.Contains(err.Error(), "Transport was replaced") {
+		t.Errorf("guard with the transport replaced: %v", err)
+	}
+	http.DefaultClient.Transport = &egressTransport{}
+	err = checkRedirectGuard()
+	http.DefaultClient.Transport = saved
+	if err == nil {
+		t.Error("guard accepted another egressTransport")
+	}
+}
+
+// TestTransportsCollected: a plugin's transport and a logger's limiter go
+// when the plugin and the logger do.
+func TestTransportsCollected(t *testing.T) {
+	count := func() (int, int) {
+		transports.Lock()
+		limiters.Lock()
+		defer transports.Unlock()
+		defer limiters.Unlock()
+		return len(transports.m), len(limiters.m)
+	}
+	t0, l0 := count()
+	func() {
+		for i := range 10 {
+			p := &Plugin{name: fmt.Sprint("gc", i)}
+			if transportFor(p) != transportFor(p) {
+				t.Error("two transports for one plugin")
+			}
+			log := slog.New(slog.DiscardHandler)
+			if newLogWriter(log, slog.LevelInfo, "stdout").limit != newLogWriter(log, slog.LevelWarn, "stderr").limit {
+				t.Error("two limiters for one plugin's streams")
+			}
+		}
+	}()
+	if tn, ln := count(); tn < t0+10 || ln < l0+10 {
+		t.Fatalf("transports %d, limiters %d after making 10 of each", tn, ln)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		tn, ln := count()
+		if tn <= t0 && ln <= l0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("transports %d (from %d), limiters %d (from %d): not collected", tn, t0, ln, l0)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
