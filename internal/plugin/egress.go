@@ -368,6 +368,18 @@ func (t *egressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return next.RoundTrip(req)
 }
 
+// CloseIdleConnections closes the idle connections of the transport
+// installed before, as http.Client.CloseIdleConnections expects.
+func (t *egressTransport) CloseIdleConnections() {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	if c, ok := next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // transports holds each plugin's transport, until the plugin is garbage.
 var transports struct {
 	sync.Mutex
