@@ -173,6 +173,15 @@ func TestGrantedByName(t *testing.T) {
 	if grantedByName(nil, "localhost", netip.MustParseAddr("127.0.0.1")) {
 		t.Error("no grant named localhost")
 	}
+	// "*" matches every host name; the dialer keeps it to public addresses.
+	for _, host := range []string{"example.com", "localhost", "127.0.0.1", "::1", "a.b.c"} {
+		if !hostAllowed([]string{"*"}, host) {
+			t.Errorf("* does not match %q", host)
+		}
+	}
+	if hostAllowed([]string{"*"}, "") {
+		t.Error("* matches an empty host")
+	}
 }
 
 // TestIsOwn: Hangar's listening addresses, on a specific and on an

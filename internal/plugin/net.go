@@ -95,10 +95,9 @@ func pluginHosts(req *http.Request) (string, []string, bool) {
 // host name or IP address (compared without regard to case), "*.domain",
 // which matches every name ending in ".domain" but not domain itself, or
 // "*", which matches every host (the dialer then keeps it to public
-// addresses; see egress.go). It is
-// the configuration's meaning of grants.allowed_hosts; Extism's own check of
-// the first URL is a glob match that agrees with it on every entry the
-// configuration accepts.
+// addresses; see egress.go). It is the configuration's meaning of
+// grants.allowed_hosts; Extism's own check of the first URL is a glob match
+// that agrees with it on every entry the configuration accepts.
 func hostAllowed(allowed []string, host string) bool {
 	host = strings.ToLower(host)
 	if host == "" {
