@@ -161,6 +161,7 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, hc config.H
 	if err != nil {
 		return err
 	}
+	defer plugin.ProtectAddr(ln.Addr())() // plugins never reach Hangar's own server
 	hs := &http.Server{
 		Handler: srv.HTTPHandler(&server.HTTPOptions{
 			AllowedOrigins: hc.AllowedOrigins,

@@ -447,7 +447,7 @@ plugins:
   - name: a
     path: plugins/hello.wasm
     grants:
-      allowed_hosts: [API.Example.com, "*.Example.org", 10.0.0.1, "::1", "[2001:db8::1]", under_score.example]
+      allowed_hosts: [API.Example.com, "*.Example.org", 10.0.0.1, "::1", "[2001:db8::1]", under_score.example, "*"]
 `)
 	wantOrigins := []string{"http://localhost:3000", "https://x.test", "http://x.test", "https://[::1]:8443", "vscode-webview://abc"}
 	if !reflect.DeepEqual(cfg.HTTP.AllowedOrigins, wantOrigins) {
@@ -457,7 +457,7 @@ plugins:
 	if !reflect.DeepEqual(cfg.HTTP.AllowedHosts, wantHosts) {
 		t.Errorf("http hosts = %q\nwant         %q", cfg.HTTP.AllowedHosts, wantHosts)
 	}
-	wantGrants := []string{"api.example.com", "*.example.org", "10.0.0.1", "::1", "2001:db8::1", "under_score.example"}
+	wantGrants := []string{"api.example.com", "*.example.org", "10.0.0.1", "::1", "2001:db8::1", "under_score.example", "*"}
 	if !reflect.DeepEqual(cfg.Plugins[0].Grants.AllowedHosts, wantGrants) {
 		t.Errorf("grant hosts = %q\nwant          %q", cfg.Plugins[0].Grants.AllowedHosts, wantGrants)
 	}

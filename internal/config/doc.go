@@ -192,9 +192,12 @@
 //   - allowed_hosts: hosts the plugin may reach with Extism HTTP requests:
 //     exact host names, IP addresses, or "*." followed by a domain of at
 //     least two labels, which matches the subdomains of that domain (not the
-//     domain itself: list both if both are needed). No scheme, port or path;
-//     a listed host is reachable on any port. "*" alone is rejected: list the
-//     hosts. Values are lower-cased; duplicates are errors.
+//     domain itself: list both if both are needed), or "*", every public
+//     host. No scheme, port or path; a listed host is reachable on any port.
+//     Loopback, private, link-local and other non-public addresses are
+//     reached only through an entry naming the host or the address exactly,
+//     never through "*" or "*.domain", and Hangar's own HTTP server never.
+//     Values are lower-cased; duplicates are errors.
 //   - allowed_paths: host directories visible to the plugin through WASI, a
 //     list of mappings:
 //     host (required) is a directory, relative to the configuration file's

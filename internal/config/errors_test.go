@@ -184,8 +184,8 @@ func TestErrors(t *testing.T) {
 			`test.yaml:2:68: http.allowed_hosts[4]: invalid host "a.test:": the port must be a number`,
 			`test.yaml:2:79: http.allowed_hosts[5]: invalid host "a..test": has an empty label (two dots in a row, or a leading dot)`,
 			`test.yaml:2:98: http.allowed_hosts[7]: host "a.test" is already listed on line 2`}},
-		{"grant hosts", head + "    grants:\n      allowed_hosts:\n        - \"*\"\n        - https://api.test\n        - api.test:443\n        - api.test/v1\n        - \"*.test\"\n        - \"api.*.test\"\n        - \"*api.test\"\n        - api.test.\n        - -api.test\n        - ápi.test\n", []string{
-			`test.yaml:6:11: plugins[0].grants.allowed_hosts[0]: invalid host "*": "*" would allow every host; list the hosts the plugin needs ("*.example.com" covers the subdomains of example.com)`,
+		{"grant hosts", head + "    grants:\n      allowed_hosts:\n        - \"**\"\n        - https://api.test\n        - api.test:443\n        - api.test/v1\n        - \"*.test\"\n        - \"api.*.test\"\n        - \"*api.test\"\n        - api.test.\n        - -api.test\n        - ápi.test\n", []string{
+			`test.yaml:6:11: plugins[0].grants.allowed_hosts[0]: invalid host "**": a wildcard is allowed only as a leading "*.", as in "*.example.com"`,
 			`test.yaml:7:11: plugins[0].grants.allowed_hosts[1]: invalid host "https://api.test": remove the scheme; list the host name only, such as api.example.com`,
 			`test.yaml:8:11: plugins[0].grants.allowed_hosts[2]: invalid host "api.test:443": list the host name without a port`,
 			`test.yaml:9:11: plugins[0].grants.allowed_hosts[3]: invalid host "api.test/v1": list the host name only, such as api.example.com, without a path`,

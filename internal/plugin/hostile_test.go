@@ -348,7 +348,7 @@ func TestNothingGranted(t *testing.T) {
 		t.Errorf("config = %q, %v; want <unset>", got, err)
 	}
 	_, _, err := callBounded(t, p, "http", `{"url":"`+ts.URL+`/"}`)
-	if !errors.Is(err, plugin.ErrTrap) || !strings.Contains(err.Error(), "not allowed") {
+	if !errors.Is(err, plugin.ErrHostDenied) || !strings.Contains(err.Error(), `add "127.0.0.1" to grants.allowed_hosts of plugin test`) {
 		t.Errorf("http with no grant: err = %v, want a refusal", err)
 	}
 	if n := hits.Load(); n != 0 {
@@ -426,14 +426,14 @@ func TestSandboxHTTP(t *testing.T) {
 	}
 	for _, path := range []string{"/to-denied", "/to-denied-307", "/chain"} {
 		_, err := get(front.URL + path)
-		if !errors.Is(err, plugin.ErrTrap) || !strings.Contains(err.Error(), "not in allowed_hosts") || !strings.Contains(err.Error(), `"localhost"`) {
+		if !errors.Is(err, plugin.ErrRedirectDenied) || !strings.Contains(err.Error(), `redirect to host "localhost" is not in grants.allowed_hosts`) {
 			t.Errorf("%s: err = %v, want the redirect refused", path, err)
 		}
 	}
 	if _, err := get(front.URL + "/loop"); !errors.Is(err, plugin.ErrTrap) || !strings.Contains(err.Error(), "redirects") {
 		t.Errorf("redirect loop: err = %v, want it stopped", err)
 	}
-	if _, err := get(fmt.Sprintf("http://localhost:%d/", port)); !errors.Is(err, plugin.ErrTrap) || !strings.Contains(err.Error(), "not allowed") {
+	if _, err := get(fmt.Sprintf("http://localhost:%d/", port)); !errors.Is(err, plugin.ErrHostDenied) || !strings.Contains(err.Error(), `host "localhost" is not in grants.allowed_hosts`) {
 		t.Errorf("denied host: err = %v, want a refusal", err)
 	}
 	// A Host header naming a denied host does not reach it either: the

@@ -142,6 +142,9 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 			healthy = true
 			return nil, spent, &PluginError{Export: export, Message: msg}
 		}
+		if denied := p.hostDenied(export, err); denied != nil {
+			return nil, spent, denied
+		}
 		var exit *sys.ExitError
 		if errors.As(err, &exit) {
 			return nil, spent, fmt.Errorf("plugin %s: %s: %w: exited with code %d", p.name, export, ErrTrap, exit.ExitCode())

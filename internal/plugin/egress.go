@@ -1,0 +1,425 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"weak"
+
+	extism "github.com/extism/go-sdk"
+)
+
+// Plugin HTTP requests at dial time.
+//
+// Extism checks the host name of a plugin's request against its grants and
+// then sends it with http.DefaultClient (see net.go). The name says nothing
+// of where the connection goes: "*" or "*.example.org" may resolve to
+// 127.0.0.1, to the LAN, or to the cloud's metadata service, and a granted
+// "localhost" reaches Hangar's own HTTP server, through which the plugin
+// could call other plugins with their grants. So Hangar also checks the
+// address each plugin connection is made to, after resolution:
+//
+//   - Hangar's own listening addresses (see ProtectAddr) are refused,
+//     whatever the grants;
+//   - a non-public address (see nonPublic) is refused unless a grant names
+//     the host of the request, or the address, exactly: "*" and "*.domain"
+//     never reach one;
+//   - a public address is reached when the host matches a grant.
+//
+// The check sits in the dialer of a transport of the plugin's own, so it
+// covers redirects and every address a name resolves to, and the address
+// checked is the one connected to (no second resolution). Each plugin has
+// its own transport and connection pool: a plugin never reuses a connection
+// that Hangar or another plugin opened. Plugin requests do not go through
+// the proxies of HTTP_PROXY and HTTPS_PROXY: through a proxy, the address
+// connected to would be the proxy's.
+//
+// http.DefaultClient's Transport routes requests: those whose context
+// belongs to a plugin call go to the plugin's transport, all others to the
+// transport that was installed before, unchanged.
+
+// ErrHostDenied reports an HTTP request of a plugin that its grants do not
+// allow: a host not in grants.allowed_hosts, a non-public address reached
+// through a wildcard grant, or Hangar's own server.
+var ErrHostDenied = errors.New("HTTP request denied")
+
+// denial says why.
+type denial int
+
+const (
+	notGranted denial = iota // the host matches no grant
+	notPublic                // a non-public address, not granted by name
+	ownServer                // one of Hangar's own listening addresses
+)
+
+// hostDeniedError is a refused plugin HTTP request.
+type hostDeniedError struct {
+	plugin   string
+	host     string         // as in the URL, lower case
+	addr     netip.AddrPort // the address refused; zero when the name was
+	kind     string         // for notPublic: what kind of address
+	why      denial
+	redirect bool
+}
+
+func (e *hostDeniedError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrHostDenied.Error())
+	b.WriteString(": ")
+	if e.redirect {
+		b.WriteString("redirect to ")
+	}
+	fmt.Fprintf(&b, "host %q", e.host)
+	grant := fmt.Sprintf("; to allow it, add %q to grants.allowed_hosts of plugin %s", e.host, e.plugin)
+	switch e.why {
+	case notGranted:
+		b.WriteString(" is not in grants.allowed_hosts")
+		b.WriteString(grant)
+	case notPublic:
+		if e.addr.Addr().String() == e.host {
+			fmt.Fprintf(&b, " is a %s address", e.kind)
+		} else {
+			fmt.Fprintf(&b, " resolves to %s, a %s address", e.addr.Addr(), e.kind)
+		}
+		b.WriteString(`, which "*" and "*.domain" grants do not reach`)
+		b.WriteString(grant)
+	case ownServer:
+		fmt.Fprintf(&b, " (%s) is Hangar's own server, which no grant allows", e.addr)
+	}
+	return b.String()
+}
+
+func (e *hostDeniedError) Unwrap() []error {
+	if e.redirect {
+		return []error{ErrHostDenied, ErrRedirectDenied}
+	}
+	return []error{ErrHostDenied}
+}
+
+// extismDenied matches the panic of Extism's http_request for a first URL
+// that matches no grant.
+var extismDenied = regexp.MustCompile(`(?s)^HTTP request to '(.*)' is not allowed$`)
+
+// hostDenied returns the error of a call that failed because the plugin
+// made an HTTP request its grants do not allow, or nil if err is another
+// failure. The error wraps ErrHostDenied and names the plugin, the host and
+// the grant to add.
+func (p *Plugin) hostDenied(export string, err error) error {
+	var hd *hostDeniedError
+	if errors.As(err, &hd) {
+		return fmt.Errorf("plugin %s: %s: %w", p.name, export, hd)
+	}
+	// Extism panics with an error of its own, which wazero wraps.
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		m := extismDenied.FindStringSubmatch(e.Error())
+		if m == nil {
+			continue
+		}
+		host := m[1]
+		if u, err := url.Parse(m[1]); err == nil && u.Hostname() != "" {
+			host = u.Hostname()
+		}
+		hd = &hostDeniedError{plugin: p.name, host: strings.ToLower(host), why: notGranted}
+		return fmt.Errorf("plugin %s: %s: %w", p.name, export, hd)
+	}
+	return nil
+}
+
+// Hangar's own listening addresses.
+
+var own struct {
+	sync.Mutex
+	addrs []netip.AddrPort // an unspecified address stands for every local one
+}
+
+// ProtectAddr makes addr, an address Hangar listens on, unreachable to the
+// HTTP requests of every plugin, whatever its grants. A listener on an
+// unspecified address (0.0.0.0 or ::) protects its port on every local
+// address. The returned function removes the protection; call it once the
+// listener is closed.
+func ProtectAddr(addr net.Addr) (remove func()) {
+	var ap netip.AddrPort
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		ap = ta.AddrPort()
+	} else if p, err := netip.ParseAddrPort(addr.String()); err == nil {
+		ap = p
+	}
+	ap = netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
+	own.Lock()
+	own.addrs = append(own.addrs, ap)
+	own.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			own.Lock()
+			defer own.Unlock()
+			for i, a := range own.addrs {
+				if a == ap {
+					own.addrs = append(own.addrs[:i], own.addrs[i+1:]...)
+					break
+				}
+			}
+		})
+	}
+}
+
+// isOwn reports whether a connection to ap may reach one of Hangar's own
+// listeners. It errs on the side of refusing: a loopback listener protects
+// its port on every loopback address.
+func isOwn(ap netip.AddrPort) bool {
+	a := ap.Addr().Unmap().WithZone("")
+	own.Lock()
+	var wild bool
+	for _, o := range own.addrs {
+		if o.Port() != ap.Port() {
+			continue
+		}
+		oa := o.Addr()
+		switch {
+		case oa.IsUnspecified():
+			wild = true
+		case a == oa, a.IsUnspecified(), a.IsLoopback() && oa.IsLoopback():
+			own.Unlock()
+			return true
+		}
+	}
+	own.Unlock()
+	return wild && isLocal(a)
+}
+
+// isLocal reports whether a is an address of this machine.
+func isLocal(a netip.Addr) bool {
+	if a.IsLoopback() || a.IsUnspecified() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true // cannot tell: assume it is
+	}
+	for _, ia := range addrs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok && ip.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// The dialer.
+
+// dialer checks and opens the connections of one plugin.
+type dialer struct {
+	plugin string
+	grants []string // lower case, as configured
+}
+
+// Test hooks: how names are resolved and addresses connected to.
+var (
+	lookupNetIP = net.DefaultResolver.LookupNetIP
+	dialAddr    = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+)
+
+// minDialAttempt is the least time given to one address when a name
+// resolves to several (as the standard library's dialer does).
+const minDialAttempt = 2 * time.Second
+
+// DialContext resolves address, drops the addresses the plugin may not
+// reach, and connects to the others in turn.
+func (d *dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	host, portStr, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("invalid port %q", portStr)
+	}
+	host = strings.ToLower(host)
+	if !hostAllowed(d.grants, host) {
+		return nil, &hostDeniedError{plugin: d.plugin, host: host, why: notGranted}
+	}
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ips = []netip.Addr{ip}
+	} else {
+		ipnet := "ip"
+		switch network {
+		case "tcp4":
+			ipnet = "ip4"
+		case "tcp6":
+			ipnet = "ip6"
+		}
+		if ips, err = lookupNetIP(ctx, ipnet, host); err != nil {
+			return nil, err
+		}
+	}
+	var allowed []netip.AddrPort
+	var denied error
+	for _, ip := range ips {
+		// The resolver may answer IPv4 addresses in their IPv4-mapped form.
+		ap := netip.AddrPortFrom(ip.Unmap(), uint16(port))
+		if err := d.check(host, ap); err != nil {
+			if denied == nil {
+				denied = err
+			}
+			continue
+		}
+		allowed = append(allowed, ap)
+	}
+	if len(allowed) == 0 {
+		if denied == nil {
+			denied = fmt.Errorf("no address for %s", host)
+		}
+		return nil, denied
+	}
+	var firstErr error
+	for i, ap := range allowed {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if deadline, ok := ctx.Deadline(); ok && i < len(allowed)-1 {
+			share := time.Until(deadline) / time.Duration(len(allowed)-i)
+			actx, cancel = context.WithTimeout(ctx, max(share, minDialAttempt))
+		}
+		conn, err := dialAddr(actx, network, ap.String())
+		cancel()
+		if err == nil {
+			return conn, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, firstErr
+}
+
+// check returns an error when the plugin may not connect to ap for a
+// request to host.
+func (d *dialer) check(host string, ap netip.AddrPort) error {
+	if isOwn(ap) {
+		return &hostDeniedError{plugin: d.plugin, host: host, addr: ap, why: ownServer}
+	}
+	if kind := nonPublic(ap.Addr()); kind != "" && !grantedByName(d.grants, host, ap.Addr()) {
+		return &hostDeniedError{plugin: d.plugin, host: host, addr: ap, kind: kind, why: notPublic}
+	}
+	return nil
+}
+
+// grantedByName reports whether a grant names host, or the address a,
+// exactly: not through "*" or "*.domain".
+func grantedByName(grants []string, host string, a netip.Addr) bool {
+	for _, g := range grants {
+		g = strings.ToLower(g)
+		if strings.HasPrefix(g, "*") {
+			continue
+		}
+		if g == host {
+			return true
+		}
+		if ga, err := netip.ParseAddr(g); err == nil {
+			ga = ga.WithZone("")
+			if ga == a.WithZone("") || ga.Unmap() == a.WithZone("").Unmap() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// The transports.
+
+// egressTransport is http.DefaultClient's Transport: it sends the requests
+// of plugin calls through the plugin's own transport, and every other
+// request through next (http.DefaultTransport when nil).
+type egressTransport struct {
+	next http.RoundTripper
+}
+
+func (t *egressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if s := stateFrom(ctx); s != nil {
+		return transportFor(s.plugin).RoundTrip(req)
+	}
+	// An Extism plugin outside a Hangar call (there is none today): check
+	// it the same way, with the hosts Extism checked the first URL against,
+	// on a connection of its own.
+	if p, ok := ctx.Value(extism.PluginCtxKey("plugin")).(*extism.Plugin); ok && p != nil {
+		tr := newPluginTransport(&dialer{plugin: "(unnamed)", grants: p.AllowedHosts})
+		tr.DisableKeepAlives = true
+		defer tr.CloseIdleConnections()
+		return tr.RoundTrip(req)
+	}
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return next.RoundTrip(req)
+}
+
+// CloseIdleConnections closes the idle connections of the transport
+// installed before, as http.Client.CloseIdleConnections expects.
+func (t *egressTransport) CloseIdleConnections() {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	if c, ok := next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// transports holds each plugin's transport, until the plugin is garbage.
+var transports struct {
+	sync.Mutex
+	m map[weak.Pointer[Plugin]]*http.Transport
+}
+
+// transportFor returns p's transport, made on first use.
+func transportFor(p *Plugin) *http.Transport {
+	key := weak.Make(p)
+	transports.Lock()
+	defer transports.Unlock()
+	if t := transports.m[key]; t != nil {
+		return t
+	}
+	if transports.m == nil {
+		transports.m = map[weak.Pointer[Plugin]]*http.Transport{}
+	}
+	t := newPluginTransport(&dialer{plugin: p.name, grants: p.opts.Grants.AllowedHosts})
+	transports.m[key] = t
+	runtime.AddCleanup(p, func(key weak.Pointer[Plugin]) {
+		transports.Lock()
+		t := transports.m[key]
+		delete(transports.m, key)
+		transports.Unlock()
+		if t != nil {
+			t.CloseIdleConnections()
+		}
+	}, key)
+	return t
+}
+
+// newPluginTransport returns a transport with the standard library's
+// defaults, no proxy, and d as its dialer.
+func newPluginTransport(d *dialer) *http.Transport {
+	return &http.Transport{
+		DialContext:           d.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
