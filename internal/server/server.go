@@ -3,7 +3,10 @@
 //
 // Each plugin's tools, resources, resource templates and prompts are
 // registered under the plugin's own names (or, with a prefix, "prefix_name"
-// for tools and prompts and "prefix+uri" for URIs). A name or URI offered by
+// for tools and prompts and "prefix+uri" for URIs, including the URIs of
+// resource contents, resource links and embedded resources in what a plugin
+// returns; the prefix is stripped again before a plugin sees a name or URI a
+// client sends). A name or URI offered by
 // two plugins is an error at start-up. Calls are routed to the plugin that
 // owns the name; host imports made during a call reach the client of the
 // session that made it.
