@@ -103,6 +103,8 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		RootsListChangedHandler:   s.rootsListChanged,
 	})
+	s.mcp.AddReceivingMiddleware(adaptResults)
+	s.mcp.AddSendingMiddleware(adaptRequests)
 	s.install(ms, catalogs)
 	return s, nil
 }
@@ -190,6 +192,8 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // capabilities advertises every feature a plugin may offer, whether or not
 // the current plugins do, since a reload or a list change may add them.
+// A session of an older protocol version is sent only those its version
+// defines (see capabilitiesFor).
 func capabilities() *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{
 		Logging:     &mcp.LoggingCapabilities{},
