@@ -12,8 +12,11 @@
 // session that made it.
 //
 // Transports are separate from the handlers: serve [Server.MCP] over
-// stdio with mcp.StdioTransport, or over Streamable HTTP with
-// [Server.HTTPHandler].
+// stdio with mcp.StdioTransport, or over Streamable HTTP (and optionally
+// the legacy HTTP+SSE transport) with [Server.HTTPHandler].
+//
+// Each session is sent only what the protocol version it negotiated
+// defines (see versions.go): capabilities, content types and elicitation.
 package server
 
 import (
