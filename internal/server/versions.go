@@ -17,6 +17,7 @@ import (
 //   - 2024-11-05: no completions capability (completion/complete is
 //     served, as that version defines the method without a capability), no
 //     audio or resource_link content, no progress message, no elicitation.
+//     A sampling request with audio fails (the plugin is told why).
 //   - 2025-03-26: audio content, the completions capability and progress
 //     messages; still no resource_link content and no elicitation.
 //   - 2025-06-18: resource_link content and form elicitation, whose request
@@ -164,6 +165,15 @@ func adaptRequests(next mcp.MethodHandler) mcp.MethodHandler {
 			// and only form elicitation (sessionHost refuses URL mode).
 			if p != nil {
 				req = &mcp.ServerRequest[*modelessElicitParams]{Session: ss, Params: &modelessElicitParams{p}, Extra: req.GetExtra()}
+			}
+		case *mcp.CreateMessageParams:
+			// Sampling content is the model's input: refuse rather than
+			// replace what the version cannot carry.
+			if p != nil && v < version20250326 && slices.ContainsFunc(p.Messages, func(m *mcp.SamplingMessage) bool {
+				_, audio := m.Content.(*mcp.AudioContent)
+				return audio
+			}) {
+				return nil, fmt.Errorf("the client does not support audio in sampling: the session's protocol version %s has no audio content (it came with %s)", v, version20250326)
 			}
 		case *mcp.ProgressNotificationParams:
 			if p != nil && p.Message != "" && v < version20250326 {

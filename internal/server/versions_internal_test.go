@@ -102,3 +102,43 @@ func TestSessionVersion(t *testing.T) {
 		ss.Close()
 	}
 }
+
+// TestSamplingAudioByVersion: a sampling request with audio reaches a
+// 2025-03-26 client and is refused, with the reason, for a 2024-11-05 one.
+func TestSamplingAudioByVersion(t *testing.T) {
+	for _, v := range []string{version20241105, version20250326} {
+		t.Run(v, func(t *testing.T) {
+			ctx := context.Background()
+			srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: sessionProtocolVersions()})
+			srv.AddSendingMiddleware(adaptRequests)
+			st, ct := mcp.NewInMemoryTransports()
+			ss, err := srv.Connect(ctx, st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ss.Close()
+			reached := false
+			client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+				CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					reached = true
+					return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "heard"}}, nil
+				},
+			})
+			cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			_, err = ss.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{
+				{Role: "user", Content: &mcp.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFF")}},
+			}})
+			if v < version20250326 {
+				if err == nil || !strings.Contains(err.Error(), "protocol version 2024-11-05 has no audio") || reached {
+					t.Errorf("audio sampling in %s: err %v, reached client %v", v, err, reached)
+				}
+			} else if err != nil || !reached {
+				t.Errorf("audio sampling in %s: err %v, reached client %v", v, err, reached)
+			}
+		})
+	}
+}
