@@ -44,7 +44,9 @@ named on the command line (with default limits and no grants), and serves
 them as one MCP server.
 
 The transport is stdio unless --http is given or the configuration sets
-http.addr; then it is Streamable HTTP at http://ADDR/mcp. The HTTP server
+http.addr; then it is Streamable HTTP at http://ADDR/mcp (and, if the
+configuration sets http.legacy_sse, the HTTP+SSE transport of protocol
+2024-11-05 for older clients at http://ADDR/sse). The HTTP server
 binds where told (use 127.0.0.1 to stay local), refuses requests whose Host
 is not localhost or listed in http.allowed_hosts, and browser requests whose
 Origin is not on localhost or listed in http.allowed_origins.
@@ -166,6 +168,7 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, hc config.H
 		Handler: srv.HTTPHandler(&server.HTTPOptions{
 			AllowedOrigins: hc.AllowedOrigins,
 			AllowedHosts:   hc.AllowedHosts,
+			LegacySSE:      hc.LegacySSE,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

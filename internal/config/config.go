@@ -41,6 +41,9 @@ type HTTP struct {
 	Addr           string   // "host:port", or "" when not configured
 	AllowedOrigins []string // normalized "scheme://host[:port]", lower case
 	AllowedHosts   []string // normalized "host" or "host:port", lower case
+	// LegacySSE also serves the HTTP+SSE transport of protocol version
+	// 2024-11-05, for older clients, beside Streamable HTTP.
+	LegacySSE bool
 }
 
 // Plugin is one WebAssembly module to host.

@@ -105,6 +105,9 @@ func TestFullExample(t *testing.T) {
 	if w.Path != filepath.Join(dir, "plugins", "weather.wasm") {
 		t.Errorf("weather path = %s", w.Path)
 	}
+	if !cfg.HTTP.LegacySSE {
+		t.Error("http.legacy_sse: true decoded as false")
+	}
 	if cfg.Plugins[0].Limits != DefaultLimits() {
 		t.Errorf("hello limits = %+v, want defaults", cfg.Plugins[0].Limits)
 	}

@@ -15,6 +15,7 @@
 //	  addr: 127.0.0.1:8080
 //	  allowed_origins: ["http://localhost:3000"]
 //	  allowed_hosts: ["mcp.example.test"]
+//	  legacy_sse: true
 //	plugins:
 //	  - name: hello
 //	    path: ./plugins/hello.wasm
@@ -57,7 +58,7 @@
 //
 // # http
 //
-// Settings for serving Streamable HTTP.
+// Settings for serving over HTTP.
 //
 //   - addr: the address to serve HTTP on, host:port with a numeric port. The
 //     host may be empty (":8080", every interface), an IP address or a name;
@@ -75,6 +76,10 @@
 //     defaults, as protection against DNS rebinding: "host" or "host:port",
 //     IPv6 addresses in brackets. No wildcards. Values are lower-cased.
 //     Default: none.
+//   - legacy_sse: true also serves the HTTP+SSE transport of protocol
+//     version 2024-11-05, for clients that predate Streamable HTTP, at /sse
+//     beside /mcp, with the same Host and Origin checks. A boolean. Default:
+//     false (/sse answers 404).
 //
 // # plugins
 //

@@ -98,6 +98,8 @@ func TestErrors(t *testing.T) {
 			`test.yaml:5:22: plugins[0].limits.max_instances: expected an integer, got the string "8"`}},
 		{"max_instances is a float", head + "    limits:\n      max_instances: 1.5\n", []string{
 			`test.yaml:5:22: plugins[0].limits.max_instances: expected an integer, got the number 1.5`}},
+		{"legacy_sse is a string", "http:\n  legacy_sse: \"true\"\n", []string{
+			`test.yaml:2:15: http.legacy_sse: expected a boolean (true or false), got the string "true"`}},
 		{"read_only is yes", head + "    grants:\n      allowed_paths: [{host: data, read_only: yes}]\n", []string{
 			`test.yaml:5:47: plugins[0].grants.allowed_paths[0].read_only: expected a boolean (true or false), got the string "yes"`}},
 		{"allowed_hosts is a string", head + "    grants:\n      allowed_hosts: api.example.com\n", []string{

@@ -20,7 +20,7 @@ var (
 
 // Keys of each mapping, in documentation order (used in messages).
 var (
-	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts"}
+	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse"}
 	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants"}
 	limitKeys  = []string{"memory", "call_timeout", "host_timeout", "max_instances", "max_output"}
 	grantKeys  = []string{"allowed_hosts", "allowed_paths", "env"}
@@ -71,6 +71,9 @@ func (d *decoder) http(n *yaml.Node, p string) HTTP {
 	if e, ok := f["allowed_hosts"]; ok {
 		pp := join(p, "allowed_hosts")
 		h.AllowedHosts = d.normalizeList(d.strList(e.val, pp, "a list of host names"), pp, "host", checkHostHeader)
+	}
+	if e, ok := f["legacy_sse"]; ok {
+		h.LegacySSE, _ = d.boolean(e.val, join(p, "legacy_sse"))
 	}
 	return h
 }

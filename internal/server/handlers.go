@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -48,6 +47,7 @@ func (m *mount) toolHandler(name string, schema *jsonschema.Resolved) mcp.ToolHa
 			m.srv.logCallError(m.name, err)
 			return errorResult("%s", toolError(err)), nil
 		}
+		m.exposeContent(res.Content)
 		return res, nil
 	}
 }
@@ -110,9 +110,7 @@ func (m *mount) resourceHandler() mcp.ResourceHandler {
 			if c == nil {
 				return nil, requestError(fmt.Errorf("%w: null entry in contents", plugin.ErrBadOutput))
 			}
-			if c.URI != "" && m.Prefix != "" && !strings.HasPrefix(c.URI, m.exposedURI("")) {
-				c.URI = m.exposedURI(c.URI)
-			}
+			m.exposeContents(c)
 		}
 		return res, nil
 	}
@@ -125,7 +123,46 @@ func (m *mount) promptHandler(name string) mcp.PromptHandler {
 		if err != nil {
 			return nil, requestError(err)
 		}
+		for _, msg := range res.Messages {
+			if msg != nil {
+				m.exposeContent([]mcp.Content{msg.Content})
+			}
+		}
 		return res, nil
+	}
+}
+
+// exposeContent puts the mount's prefix before every resource URI in
+// content a plugin returned (resource links, embedded resources, and the
+// content nested in a tool result), so that a client can read what it is
+// given: resources/read strips the prefix again before the plugin sees the
+// URI. Every URI gets the prefix, even one that already seems to carry it,
+// so that the round trip gives the plugin back exactly what it returned.
+func (m *mount) exposeContent(content []mcp.Content) {
+	if m.Prefix == "" {
+		return
+	}
+	for _, c := range content {
+		switch c := c.(type) {
+		case *mcp.ResourceLink:
+			if c.URI != "" {
+				c.URI = m.exposedURI(c.URI)
+			}
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil {
+				m.exposeContents(c.Resource)
+			}
+		case *mcp.ToolResultContent:
+			m.exposeContent(c.Content)
+		}
+	}
+}
+
+// exposeContents puts the mount's prefix before the URI of resource
+// contents a plugin returned.
+func (m *mount) exposeContents(c *mcp.ResourceContents) {
+	if c.URI != "" {
+		c.URI = m.exposedURI(c.URI)
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// HTTPOptions configure the Streamable HTTP transport. A nil *HTTPOptions
-// means defaults.
+// HTTPOptions configure the HTTP transports. A nil *HTTPOptions means
+// defaults.
 type HTTPOptions struct {
 	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
 	// may call the server, besides those on localhost. Requests without an
@@ -23,14 +23,28 @@ type HTTPOptions struct {
 	// refused, which defeats DNS rebinding.
 	AllowedHosts []string
 	// SessionTimeout closes sessions idle for that long; zero means never.
+	// It applies to Streamable HTTP; an HTTP+SSE session lasts as long as
+	// its event stream.
 	SessionTimeout time.Duration
+	// LegacySSE also serves the HTTP+SSE transport of protocol version
+	// 2024-11-05 at [SSEPath], for clients that predate Streamable HTTP.
+	LegacySSE bool
 }
 
 // Path is where the HTTP handler serves MCP.
 const Path = "/mcp"
 
+// SSEPath is where the HTTP handler serves the legacy HTTP+SSE transport,
+// when [HTTPOptions.LegacySSE] is set. A GET opens a session: its event
+// stream's first event, "endpoint", names the URL to POST the client's
+// messages to (SSEPath?sessionid=...), and the session ends with the
+// stream.
+const SSEPath = "/sse"
+
 // HTTPHandler serves the server over Streamable HTTP at [Path], with
-// sessions, resumable streams, and Host and Origin checks.
+// sessions, resumable streams, and Host and Origin checks; with
+// [HTTPOptions.LegacySSE], also over HTTP+SSE at [SSEPath], with the same
+// checks. Other paths answer 404.
 func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -45,6 +59,13 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(Path, guard(h, o))
+	if o.LegacySSE {
+		sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.SSEOptions{
+			// guard checks Host on every address, as for Path.
+			DisableLocalhostProtection: true,
+		})
+		mux.Handle(SSEPath, guard(sse, o))
+	}
 	return mux
 }
 

@@ -3,14 +3,20 @@
 //
 // Each plugin's tools, resources, resource templates and prompts are
 // registered under the plugin's own names (or, with a prefix, "prefix_name"
-// for tools and prompts and "prefix+uri" for URIs). A name or URI offered by
+// for tools and prompts and "prefix+uri" for URIs, including the URIs of
+// resource contents, resource links and embedded resources in what a plugin
+// returns; the prefix is stripped again before a plugin sees a name or URI a
+// client sends). A name or URI offered by
 // two plugins is an error at start-up. Calls are routed to the plugin that
 // owns the name; host imports made during a call reach the client of the
 // session that made it.
 //
 // Transports are separate from the handlers: serve [Server.MCP] over
-// stdio with mcp.StdioTransport, or over Streamable HTTP with
-// [Server.HTTPHandler].
+// stdio with mcp.StdioTransport, or over Streamable HTTP (and optionally
+// the legacy HTTP+SSE transport) with [Server.HTTPHandler].
+//
+// Each session is sent only what the protocol version it negotiated
+// defines (see versions.go): capabilities, content types and elicitation.
 package server
 
 import (
@@ -100,6 +106,8 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		RootsListChangedHandler:   s.rootsListChanged,
 	})
+	s.mcp.AddReceivingMiddleware(adaptResults)
+	s.mcp.AddSendingMiddleware(adaptRequests)
 	s.install(ms, catalogs)
 	return s, nil
 }
@@ -187,6 +195,8 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // capabilities advertises every feature a plugin may offer, whether or not
 // the current plugins do, since a reload or a list change may add them.
+// A session of an older protocol version is sent only those its version
+// defines (see capabilitiesFor).
 func capabilities() *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{
 		Logging:     &mcp.LoggingCapabilities{},

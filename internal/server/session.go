@@ -37,6 +37,15 @@ func (h *sessionHost) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mc
 	if h.caps().Elicitation == nil {
 		return nil, errors.New("the client does not support elicitation")
 	}
+	// A client may declare elicitation while speaking a version without
+	// it; Hangar sends a session nothing its version does not define.
+	v := sessionVersion(h.ss)
+	if v < version20250618 {
+		return nil, fmt.Errorf("the client does not support elicitation: the session's protocol version %s has none (it came with %s)", v, version20250618)
+	}
+	if params != nil && v < version20251125 && (params.Mode == "url" || params.Mode == "" && (params.URL != "" || params.ElicitationID != "")) {
+		return nil, fmt.Errorf(`the client does not support "url" elicitation: the session's protocol version %s has only form elicitation ("url" came with %s)`, v, version20251125)
+	}
 	return h.ss.Elicit(ctx, params)
 }
 
@@ -56,6 +65,9 @@ func (h *sessionHost) NotifyProgress(ctx context.Context, params *mcp.ProgressNo
 }
 
 func (h *sessionHost) NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error {
+	if v := sessionVersion(h.ss); v < version20251125 {
+		return fmt.Errorf("the client does not support elicitation completion notices: the session's protocol version %s has no URL elicitation (it came with %s)", v, version20251125)
+	}
 	return h.ss.NotifyElicitationComplete(ctx, params)
 }
 
