@@ -304,6 +304,7 @@ func (r *registry) complete(ctx *Context, request json.RawMessage) (any, error) 
 	if err := decodeRequest(exportComplete, request, &req); err != nil {
 		return nil, err
 	}
+	req.Ref.Type = refType(req.Ref.Type)
 	r.mu.Lock()
 	handler := r.completion
 	r.mu.Unlock()
@@ -328,6 +329,19 @@ func (r *registry) complete(ctx *Context, request json.RawMessage) (any, error) 
 		c.Values, c.HasMore = c.Values[:maxCompletionValues], true
 	}
 	return &out, nil
+}
+
+// refType returns the reference type t in the form of [RefPrompt] and
+// [RefResource]: the plugin schema's "prompt" and "resource", which Hangar
+// sends, are MCP's "ref/prompt" and "ref/resource", which older hosts send.
+func refType(t string) string {
+	switch t {
+	case "prompt":
+		return RefPrompt
+	case "resource":
+		return RefResource
+	}
+	return t
 }
 
 func (r *registry) onRootsListChanged(ctx *Context, _ json.RawMessage) (any, error) {

@@ -265,3 +265,32 @@ func TestUnknownExport(t *testing.T) {
 		t.Error("unknown export accepted")
 	}
 }
+
+// TestCompleteReferenceForms: the schema's reference types ("prompt",
+// "resource"), which Hangar sends, and MCP's ("ref/prompt",
+// "ref/resource") reach the handler as RefPrompt and RefResource.
+func TestCompleteReferenceForms(t *testing.T) {
+	withRegistry(t)
+	var seen CompleteReference
+	SetCompletionHandler(func(ctx *Context, req *CompleteRequest) (*CompleteResult, error) {
+		seen = req.Ref
+		return &CompleteResult{Completion: Completion{Values: []string{"v"}}}, nil
+	})
+	for _, tc := range []struct {
+		ref  string
+		want CompleteReference
+	}{
+		{`{"type":"prompt","name":"p"}`, CompleteReference{Type: RefPrompt, Name: "p"}},
+		{`{"type":"ref/prompt","name":"p"}`, CompleteReference{Type: RefPrompt, Name: "p"}},
+		{`{"type":"resource","uri":"t://{x}"}`, CompleteReference{Type: RefResource, URI: "t://{x}"}},
+		{`{"type":"ref/resource","uri":"t://{x}"}`, CompleteReference{Type: RefResource, URI: "t://{x}"}},
+		{`{"type":"other","name":"p"}`, CompleteReference{Type: "other", Name: "p"}},
+	} {
+		seen = CompleteReference{}
+		_, err := invokeJSON(t, &fakeHost{}, exportComplete,
+			`{"request":{"ref":`+tc.ref+`,"argument":{"name":"a","value":""}},"context":{"id":"1","_meta":{}}}`)
+		if err != nil || seen != tc.want {
+			t.Errorf("ref %s: handler saw %+v (err %v), want %+v", tc.ref, seen, err, tc.want)
+		}
+	}
+}

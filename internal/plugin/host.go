@@ -145,14 +145,47 @@ func (p *Plugin) wait(s *callState, timeout time.Duration, fn func(ctx context.C
 	return out, err
 }
 
+// The outputs of the request imports carry exactly the members of the
+// schema's CreateMessageResult, ElicitResult and ListRootsResult: the _meta
+// members MCP adds are left out.
+
+type v1CreateMessageResult struct {
+	Content    mcp.Content `json:"content"`
+	Model      string      `json:"model"`
+	Role       mcp.Role    `json:"role"`
+	StopReason string      `json:"stopReason,omitempty"`
+}
+
+type v1ElicitResult struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+type v1Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+type v1ListRootsResult struct {
+	Roots []v1Root `json:"roots"`
+}
+
 func (p *Plugin) createMessage(_ context.Context, s *callState, in []byte) (any, error) {
 	var params mcp.CreateMessageParams
 	if err := decodeInput(in, &params); err != nil {
 		return nil, err
 	}
-	return p.wait(s, 0, func(ctx context.Context) (any, error) {
+	out, err := p.wait(s, 0, func(ctx context.Context) (any, error) {
 		return s.call.Host.CreateMessage(ctx, &params)
 	})
+	if err != nil {
+		return nil, err
+	}
+	res, ok := out.(*mcp.CreateMessageResult)
+	if !ok || res == nil || res.Content == nil {
+		return nil, errors.New("the client answered sampling without content")
+	}
+	return v1CreateMessageResult{Content: res.Content, Model: res.Model, Role: res.Role, StopReason: res.StopReason}, nil
 }
 
 // elicitInput is create_elicitation's input: form or URL mode, plus an
@@ -192,15 +225,37 @@ func (p *Plugin) createElicitation(_ context.Context, s *callState, in []byte) (
 	if e.Timeout < 0 {
 		return nil, errors.New("timeout must not be negative")
 	}
-	return p.wait(s, time.Duration(e.Timeout)*time.Millisecond, func(ctx context.Context) (any, error) {
+	out, err := p.wait(s, time.Duration(e.Timeout)*time.Millisecond, func(ctx context.Context) (any, error) {
 		return s.call.Host.Elicit(ctx, params)
 	})
+	if err != nil {
+		return nil, err
+	}
+	res, ok := out.(*mcp.ElicitResult)
+	if !ok || res == nil {
+		return nil, errors.New("the client answered elicitation with nothing")
+	}
+	return v1ElicitResult{Action: res.Action, Content: res.Content}, nil
 }
 
 func (p *Plugin) listRoots(_ context.Context, s *callState, _ []byte) (any, error) {
-	return p.wait(s, 0, func(ctx context.Context) (any, error) {
+	out, err := p.wait(s, 0, func(ctx context.Context) (any, error) {
 		return s.call.Host.ListRoots(ctx)
 	})
+	if err != nil {
+		return nil, err
+	}
+	res, ok := out.(*mcp.ListRootsResult)
+	if !ok || res == nil {
+		return nil, errors.New("the client answered roots/list with nothing")
+	}
+	roots := make([]v1Root, 0, len(res.Roots))
+	for _, r := range res.Roots {
+		if r != nil {
+			roots = append(roots, v1Root{URI: r.URI, Name: r.Name})
+		}
+	}
+	return v1ListRootsResult{Roots: roots}, nil
 }
 
 // notifyCtx is the context for a notification to the client: the caller's,
@@ -235,13 +290,29 @@ func (p *Plugin) notifyProgress(_ context.Context, s *callState, in []byte) erro
 	if err := decodeInput(in, &params); err != nil {
 		return err
 	}
-	if params.ProgressToken == nil {
-		params.ProgressToken = s.call.Meta["progressToken"]
-	}
+	params.ProgressToken = progressToken(params.ProgressToken, s.call.Meta["progressToken"])
 	if params.ProgressToken == nil || s.call.Host == nil {
 		return nil // nobody asked for progress
 	}
 	return s.call.Host.NotifyProgress(notifyCtx(s), &params)
+}
+
+// progressToken is the token to send with a plugin's progress notification:
+// the call's own token when the plugin gave none, or gave it as the schema
+// has it, a string ("3" for the client's 3: ProgressNotificationParam's
+// progressToken is a string, MCP's may be a number); otherwise the plugin's.
+func progressToken(plugin, call any) any {
+	if plugin == nil {
+		return call
+	}
+	if s, ok := plugin.(string); ok && call != nil {
+		if _, isString := call.(string); !isString {
+			if b, err := json.Marshal(call); err == nil && string(b) == s {
+				return call
+			}
+		}
+	}
+	return plugin
 }
 
 func (p *Plugin) notifyElicitationComplete(_ context.Context, s *callState, in []byte) error {

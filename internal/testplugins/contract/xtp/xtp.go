@@ -28,8 +28,8 @@
 //     description: XTP cannot express a union, so the file declares
 //     polymorphic members as "type": "object" and names the alternatives in
 //     prose ("One of TextContent, ImageContent or AudioContent"). An object
-//     schema without properties whose description names components becomes
-//     anyOf those components ("A map of X or Y definitions" becomes
+//     schema without properties whose description names two or more
+//     components becomes anyOf those components ("A map of X or Y definitions" becomes
 //     additionalProperties: anyOf X, Y). [Contract.Unions] lists every such
 //     member, so a test can pin them.
 //
