@@ -99,7 +99,7 @@ func TestContractExportInputs(t *testing.T) {
 	}{
 		{"list_tools", func(t *testing.T) string {
 			tools, err := p.ListTools(ctx, call)
-			if err != nil || len(tools) != 1 {
+			if err != nil || len(tools) != 5 || tools[0].Name != "envelope" {
 				t.Fatalf("ListTools = %v, %v", tools, err)
 			}
 			return tools[0].Description
@@ -178,7 +178,7 @@ func TestContractExportInputs(t *testing.T) {
 		// is still complete.
 		{"list_tools", func(t *testing.T) string {
 			tools, err := p.ListTools(ctx, nil)
-			if err != nil || len(tools) != 1 {
+			if err != nil || len(tools) != 5 || tools[0].Name != "envelope" {
 				t.Fatalf("ListTools = %v, %v", tools, err)
 			}
 			return tools[0].Description

@@ -13,7 +13,8 @@
 // Hangar accepts), and otherwise a minimal valid output that carries its own
 // input:
 //
-//   - list_tools: one tool "envelope" whose description is the input;
+//   - list_tools: a tool "envelope" whose description is the input, and the
+//     control tools below;
 //   - list_resources: one resource "contract://envelope", description the input;
 //   - list_resource_templates: one template "contract://{x}", description the input;
 //   - list_prompts: one prompt "envelope", description the input;
@@ -133,10 +134,14 @@ func listTools() int32 {
 	if canned("list_tools") {
 		return 0
 	}
-	return output(map[string]any{"tools": []any{map[string]any{
+	tools := []any{map[string]any{
 		"name": "envelope", "description": string(in),
 		"inputSchema": map[string]any{"type": "object"},
-	}}})
+	}}
+	for _, name := range []string{"echo", "recorded", "set_output", "import"} {
+		tools = append(tools, map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}})
+	}
+	return output(map[string]any{"tools": tools})
 }
 
 //go:wasmexport list_resources
