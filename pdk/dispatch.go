@@ -38,7 +38,8 @@ var exports = map[string]exportFunc{
 }
 
 // envelope is the input of the v1 exports: {"request": ..., "context":
-// {"id": ..., "_meta": ...}}, or {"_meta": ...} for notifications.
+// {"id": ..., "_meta": ...}}, or {"_meta": ...} for notifications (or
+// {"context": {"_meta": ...}}, as some hosts send them).
 type envelope struct {
 	Request json.RawMessage `json:"request"`
 	Context struct {
@@ -62,7 +63,10 @@ func (r *registry) invoke(h hostAPI, name string, input []byte) (output []byte, 
 		}
 	}
 	ctx := &Context{ID: requestID(env.Context.ID), Meta: env.Context.Meta, host: h}
-	if name == exportOnRootsListChanged {
+	if name == exportOnRootsListChanged && env.Meta != nil {
+		// The schema's input is PluginNotificationContext itself,
+		// {"_meta": ...}, which Hangar sends; some hosts wrap it in
+		// "context" like the requests, which the line above read.
 		ctx.Meta = env.Meta
 	}
 	if ctx.Meta == nil {

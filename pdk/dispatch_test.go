@@ -252,11 +252,15 @@ func TestOnRootsListChanged(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := invokeJSON(t, h, exportOnRootsListChanged, `{"_meta":{"k":"v"}}`); err != nil {
-		t.Fatal(err)
-	}
-	if len(roots) != 1 || roots[0].URI != "file:///a" {
-		t.Errorf("roots = %v", roots)
+	// The schema's form, and the form wrapped in "context" some hosts send.
+	for _, in := range []string{`{"_meta":{"k":"v"}}`, `{"context":{"_meta":{"k":"v"}}}`} {
+		roots = nil
+		if _, err := invokeJSON(t, h, exportOnRootsListChanged, in); err != nil {
+			t.Fatal(err)
+		}
+		if len(roots) != 1 || roots[0].URI != "file:///a" {
+			t.Errorf("%s: roots = %v", in, roots)
+		}
 	}
 }
 

@@ -801,3 +801,28 @@ func TestContractImportErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestContractElicitationFormats: the schema's string format "date_time" is
+// MCP's "date-time"; the others are the same in both.
+func TestContractElicitationFormats(t *testing.T) {
+	c := contractSchema(t)
+	p := contractPlugin(t)
+	h := &contractHost{}
+	call := contractCall(h)
+	in := `{"mode":"form","message":"When?","requestedSchema":{"type":"object","properties":{` +
+		`"at":{"type":"string","format":"date_time"},"day":{"type":"string","format":"date"},` +
+		`"mail":{"type":"string","format":"email"},"site":{"type":"string","format":"uri"}}}}`
+	if err := c.Import("create_elicitation").Input.Validate([]byte(in)); err != nil {
+		t.Fatalf("sample is not valid: %v", err)
+	}
+	callContract(t, p, call, "import", map[string]any{"name": "create_elicitation", "payload": json.RawMessage(in)})
+	got, _ := h.take("create_elicitation").(*mcp.ElicitParams)
+	if got == nil {
+		t.Fatal("the elicitation did not reach the client")
+	}
+	b, _ := json.Marshal(got.RequestedSchema)
+	if want := `{"type":"object","properties":{"at":{"type":"string","format":"date-time"},"day":{"type":"string","format":"date"},` +
+		`"mail":{"type":"string","format":"email"},"site":{"type":"string","format":"uri"}}}`; !sameJSON(t, string(b), want) {
+		t.Errorf("the client got requestedSchema %s\nwant %s", b, want)
+	}
+}

@@ -212,7 +212,7 @@ func (p *Plugin) createElicitation(_ context.Context, s *callState, in []byte) (
 			return nil, errors.New("form elicitation needs a requestedSchema")
 		}
 		params.Mode = "form"
-		params.RequestedSchema = e.RequestedSchema
+		params.RequestedSchema = mcpRequestedSchema(e.RequestedSchema)
 	case "url":
 		if e.URL == "" || e.ElicitationID == "" {
 			return nil, errors.New("url elicitation needs url and elicitationId")
@@ -236,6 +236,37 @@ func (p *Plugin) createElicitation(_ context.Context, s *callState, in []byte) (
 		return nil, errors.New("the client answered elicitation with nothing")
 	}
 	return v1ElicitResult{Action: res.Action, Content: res.Content}, nil
+}
+
+// mcpRequestedSchema returns an elicitation's requestedSchema as MCP has
+// it. The plugin schema's StringSchemaFormat names one format "date_time",
+// which MCP names "date-time"; a schema that is not an object of property
+// schemas is passed on as it is.
+func mcpRequestedSchema(raw json.RawMessage) json.RawMessage {
+	var s map[string]json.RawMessage
+	var props map[string]map[string]json.RawMessage
+	if json.Unmarshal(raw, &s) != nil || json.Unmarshal(s["properties"], &props) != nil {
+		return raw
+	}
+	changed := false
+	for _, prop := range props {
+		if string(prop["format"]) == `"date_time"` {
+			prop["format"] = json.RawMessage(`"date-time"`)
+			changed = true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	b, err := json.Marshal(props)
+	if err != nil {
+		return raw
+	}
+	s["properties"] = b
+	if b, err = json.Marshal(s); err != nil {
+		return raw
+	}
+	return b
 }
 
 func (p *Plugin) listRoots(_ context.Context, s *callState, _ []byte) (any, error) {
