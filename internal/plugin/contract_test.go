@@ -768,22 +768,32 @@ func checkImportOutput(t *testing.T, name, out string) {
 	}
 }
 
-// TestContractImportErrors: a request import that fails returns
-// {"error": "..."}. That is Hangar's, not the schema's: the schema's output
-// types have no error member and require members an error lacks, so a
-// plugin tells an error from a result by the required members missing. This
-// test pins both facts.
+// TestContractImportErrors: a request import that fails returns a JSON
+// object whose "error" member is the message. Where the schema's output
+// type has a neutral value, the error carries it, so that it is a valid
+// output (as the schema is written, which allows other members) for a
+// plugin that does not look at "error": create_elicitation answers
+// {"error", "action": "cancel"}, list_roots {"error", "roots": []}. A
+// CreateMessageResult has no neutral value: create_message answers
+// {"error"} alone, which is not a valid result, so that no plugin mistakes
+// it for one. "error" is the first member.
 func TestContractImportErrors(t *testing.T) {
 	c := contractSchema(t)
 	p := contractPlugin(t)
 	h := &contractHost{fail: errors.New("the client said no")}
 	call := contractCall(h)
-	for _, tc := range []struct{ name, in string }{
-		{"create_message", importInputs["create_message"][0]},
-		{"create_elicitation", importInputs["create_elicitation"][0]},
-		{"list_roots", ""},
-		{"create_message", `{"maxTokens":"many"}`},
-		{"create_elicitation", `{"mode":"sideways","message":"m"}`},
+	neutral := map[string]string{
+		"create_message":     "",
+		"create_elicitation": `,"action":"cancel"`,
+		"list_roots":         `,"roots":[]`,
+	}
+	for _, tc := range []struct{ name, in, msg string }{
+		{"create_message", importInputs["create_message"][0], "the client said no"},
+		{"create_elicitation", importInputs["create_elicitation"][0], "the client said no"},
+		{"list_roots", "", "the client said no"},
+		{"create_message", `{"maxTokens":"many"}`, "invalid input: "},
+		{"create_elicitation", `{"mode":"sideways","message":"m"}`, "unknown elicitation mode"},
+		{"create_elicitation", `{"mode":"url","message":"m"}`, "url elicitation needs url and elicitationId"},
 	} {
 		args := map[string]any{"name": tc.name}
 		if tc.in != "" {
@@ -793,11 +803,31 @@ func TestContractImportErrors(t *testing.T) {
 		var e struct {
 			Error string `json:"error"`
 		}
-		if err := json.Unmarshal([]byte(out), &e); err != nil || e.Error == "" || !sameJSON(t, out, fmt.Sprintf(`{"error":%q}`, e.Error)) {
-			t.Errorf("%s(%s) = %s, want {\"error\": ...}", tc.name, tc.in, out)
+		if err := json.Unmarshal([]byte(out), &e); err != nil || !strings.Contains(e.Error, tc.msg) {
+			t.Errorf("%s(%s) = %s, want an error containing %q", tc.name, tc.in, out, tc.msg)
+			continue
 		}
-		if err := c.Import(tc.name).Output.ValidateLoose([]byte(out)); err == nil {
-			t.Errorf("%s: the error %s is a valid %s output: plugins could not tell it from a result", tc.name, out, tc.name)
+		if want := fmt.Sprintf(`{"error":%q%s}`, e.Error, neutral[tc.name]); !sameJSON(t, out, want) || !strings.HasPrefix(out, `{"error":`) {
+			t.Errorf("%s(%s) = %s, want %s", tc.name, tc.in, out, want)
+		}
+		schema := c.Import(tc.name).Output
+		err := schema.ValidateLoose([]byte(out))
+		if neutral[tc.name] == "" {
+			if err == nil {
+				t.Errorf("%s: the error %s is a valid %s output: plugins could mistake it for a result", tc.name, out, tc.name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: the error %s is not a valid output as the schema is written: %v", tc.name, out, err)
+		}
+		// Strictly, only the error member is not the schema's.
+		var m map[string]any
+		json.Unmarshal([]byte(out), &m)
+		delete(m, "error")
+		rest, _ := json.Marshal(m)
+		if err := schema.Validate(rest); err != nil {
+			t.Errorf("%s: %s without its error does not follow the schema strictly: %v", tc.name, out, err)
 		}
 	}
 }

@@ -37,9 +37,9 @@ var (
 
 func (p *Plugin) hostFunctions() []extism.HostFunction {
 	fns := []extism.HostFunction{
-		p.request("create_message", ptr, p.createMessage),
-		p.request("create_elicitation", ptr, p.createElicitation),
-		p.request("list_roots", none, p.listRoots),
+		p.request("create_message", ptr, p.createMessage, failure),
+		p.request("create_elicitation", ptr, p.createElicitation, elicitFailure),
+		p.request("list_roots", none, p.listRoots, listRootsFailure),
 		p.notify("notify_logging_message", ptr, p.notifyLog),
 		p.notify("notify_progress", ptr, p.notifyProgress),
 		p.notify("notify_resource_updated", ptr, p.notifyResourceUpdated),
@@ -55,8 +55,8 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 }
 
 // request defines an import that returns a JSON document: its result, or
-// {"error": "..."} when it fails.
-func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) (any, error)) extism.HostFunction {
+// fail's document with the error message when it fails.
+func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) (any, error), fail func(msg string) any) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
 		var out any
 		err := runImport(ctx, cp, len(params) > 0, stack, func(s *callState, in []byte) (err error) {
@@ -65,11 +65,11 @@ func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx contex
 		})
 		if err != nil {
 			p.log.Debug("host import failed", "import", name, "error", err)
-			out = map[string]string{"error": err.Error()}
+			out = fail(err.Error())
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
-			b, _ = json.Marshal(map[string]string{"error": "encoding result: " + err.Error()})
+			b, _ = json.Marshal(fail("encoding result: " + err.Error()))
 		}
 		off, err := cp.WriteBytes(b)
 		if err != nil {
@@ -168,6 +168,36 @@ type v1Root struct {
 
 type v1ListRootsResult struct {
 	Roots []v1Root `json:"roots"`
+}
+
+// The answers of the request imports when they fail. An error is a JSON
+// object with an "error" member, the message, and, where the schema's output
+// type has a neutral value, the members that make it one, so that the
+// answer is still a valid output for a plugin that does not look at
+// "error": the elicitation was cancelled, the client has no roots. A
+// CreateMessageResult has no neutral value (a message with no content or
+// model would pass for an answer), so create_message answers the error
+// alone. "error" comes first, so that a plugin can tell an error by the
+// first bytes of the answer.
+
+func failure(msg string) any {
+	return struct {
+		Error string `json:"error"`
+	}{msg}
+}
+
+func elicitFailure(msg string) any {
+	return struct {
+		Error  string `json:"error"`
+		Action string `json:"action"`
+	}{msg, "cancel"}
+}
+
+func listRootsFailure(msg string) any {
+	return struct {
+		Error string   `json:"error"`
+		Roots []v1Root `json:"roots"`
+	}{msg, []v1Root{}}
 }
 
 func (p *Plugin) createMessage(_ context.Context, s *callState, in []byte) (any, error) {
