@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	extism "github.com/extism/go-sdk"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/plugin"
@@ -854,5 +856,227 @@ func TestContractElicitationFormats(t *testing.T) {
 	if want := `{"type":"object","properties":{"at":{"type":"string","format":"date-time"},"day":{"type":"string","format":"date"},` +
 		`"mail":{"type":"string","format":"email"},"site":{"type":"string","format":"uri"}}}`; !sameJSON(t, string(b), want) {
 		t.Errorf("the client got requestedSchema %s\nwant %s", b, want)
+	}
+}
+
+// pdkCalls are the calls of the pdkuser plugin (internal/testplugins/
+// contract/pdkuser, written with Hangar's pdk): import and variant; the
+// "full" variants set every member the schema has.
+var pdkCalls = []struct{ name, variant string }{
+	{"create_message", "minimal"},
+	{"create_message", "full"},
+	{"create_elicitation", "minimal"},
+	{"create_elicitation", "full"},
+	{"create_elicitation", "url"},
+	{"list_roots", ""},
+	{"notify_logging_message", "logf"},
+	{"notify_logging_message", "text"},
+	{"notify_logging_message", "full"},
+	{"notify_progress", "minimal"},
+	{"notify_progress", "full"},
+	{"notify_progress", "number"},
+	{"notify_tool_list_changed", ""},
+	{"notify_resource_list_changed", ""},
+	{"notify_prompt_list_changed", ""},
+	{"notify_resource_updated", ""},
+	{"notify_url_elicitation_completed", ""},
+}
+
+// pdkAnswers are the schema-valid outputs the recording host gives the
+// request imports.
+var pdkAnswers = map[string]string{
+	"create_message":     `{"content":{"type":"text","text":"answer"},"model":"m-1","role":"assistant","stopReason":"endTurn"}`,
+	"create_elicitation": `{"action":"accept","content":{"name":"Ada"}}`,
+	"list_roots":         `{"roots":[{"uri":"file:///work","name":"work"}]}`,
+}
+
+// pdkImport is one import call the recording host saw.
+type pdkImport struct {
+	name  string
+	input []byte // nil for imports without input
+}
+
+// recordPDKImports runs the pdkuser plugin under Extism alone, with host
+// imports made from the schema (its ten imports, with the signatures it
+// gives them) that record their raw input and answer pdkAnswers. It calls
+// the plugin's tool once per pdkCalls entry and returns, for each, the
+// import calls and the tool's text.
+func recordPDKImports(t *testing.T, c *xtp.Contract) (seen [][]pdkImport, texts []string) {
+	t.Helper()
+	ctx := context.Background()
+	var got []pdkImport
+	var fns []extism.HostFunction
+	for _, name := range c.Imports() {
+		f := c.Import(name)
+		var params, results []api.ValueType
+		if f.Input != nil {
+			params = []api.ValueType{extism.ValueTypePTR}
+		}
+		if f.Output != nil {
+			results = []api.ValueType{extism.ValueTypePTR}
+		}
+		fn := extism.NewHostFunctionWithStack(name, func(_ context.Context, cp *extism.CurrentPlugin, stack []uint64) {
+			call := pdkImport{name: name}
+			if f.Input != nil {
+				in, err := cp.ReadBytes(stack[0])
+				if err != nil {
+					in = []byte("unreadable input: " + err.Error())
+				}
+				call.input = in
+			}
+			got = append(got, call)
+			if f.Output != nil {
+				off, err := cp.WriteBytes([]byte(pdkAnswers[name]))
+				if err != nil {
+					panic(err)
+				}
+				stack[0] = off
+			}
+		}, params, results)
+		fn.SetNamespace(plugin.HostNamespace)
+		fns = append(fns, fn)
+	}
+	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmFile{Path: testutil.BuildPlugin(t, "./internal/testplugins/contract/pdkuser")}}}
+	p, err := extism.NewPlugin(ctx, manifest, extism.PluginConfig{EnableWasi: true}, fns)
+	if err != nil {
+		t.Fatalf("instantiating pdkuser with the schema's imports: %v", err)
+	}
+	defer p.Close(ctx)
+	for _, pc := range pdkCalls {
+		env := fmt.Sprintf(`{"request":{"name":"call","arguments":{"import":%q,"variant":%q}},"context":{"id":"7","_meta":{"progressToken":3}}}`, pc.name, pc.variant)
+		if err := c.Export("call_tool").Input.Validate([]byte(env)); err != nil {
+			t.Fatalf("test envelope: %v", err)
+		}
+		got = nil
+		rc, out, err := p.Call("call_tool", []byte(env))
+		if err != nil || rc != 0 {
+			t.Fatalf("%s/%s: call_tool = %d, %v", pc.name, pc.variant, rc, err)
+		}
+		var res struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil || res.IsError || len(res.Content) != 1 {
+			t.Fatalf("%s/%s: call_tool output %s (%v)", pc.name, pc.variant, out, err)
+		}
+		seen = append(seen, got)
+		texts = append(texts, res.Content[0].Text)
+	}
+	return seen, texts
+}
+
+// TestContractPDK holds Hangar's own PDK to the schema: a plugin written
+// with it (internal/testplugins/contract/pdkuser) runs under a host made
+// from the schema's import signatures, and every payload the PDK sends is
+// validated strictly against the import's input type, as the plugin
+// contract tests validate Hangar's. The "full" calls cover every member of
+// the input types, and the PDK decodes the schema's outputs.
+func TestContractPDK(t *testing.T) {
+	c := contractSchema(t)
+	seen, texts := recordPDKImports(t, c)
+	uncovered := map[string]map[string]int{} // import: member: variants leaving it out
+	variants := map[string]int{}
+	for i, pc := range pdkCalls {
+		what := pc.name + "/" + pc.variant
+		got := seen[i]
+		if len(got) != 1 || got[0].name != pc.name {
+			t.Errorf("%s: the PDK called %v, want %s once", what, got, pc.name)
+			continue
+		}
+		f := c.Import(pc.name)
+		if f.Input != nil {
+			if err := f.Input.Validate(got[0].input); err != nil {
+				t.Errorf("%s: the PDK sent %s, which does not follow the schema: %v", what, got[0].input, err)
+			}
+			un, err := f.Input.Uncovered(got[0].input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if uncovered[pc.name] == nil {
+				uncovered[pc.name] = map[string]int{}
+			}
+			variants[pc.name]++
+			for _, u := range un {
+				uncovered[pc.name][u]++
+			}
+		} else if got[0].input != nil {
+			t.Errorf("%s: the PDK sent input %q to an import without input", what, got[0].input)
+		}
+		if want, ok := pdkAnswers[pc.name]; ok && !sameJSON(t, texts[i], want) {
+			t.Errorf("%s: the PDK decoded %s as %s", what, want, texts[i])
+		}
+	}
+	for name, members := range uncovered {
+		for m, n := range members {
+			if n == variants[name] {
+				t.Errorf("%s: no call of the PDK sends %s", name, m)
+			}
+		}
+	}
+	for _, name := range c.Imports() {
+		found := false
+		for _, pc := range pdkCalls {
+			found = found || pc.name == name
+		}
+		if !found {
+			t.Errorf("import %s is not covered", name)
+		}
+	}
+	// The values the PDK chose for the schema's types.
+	for i, pc := range pdkCalls {
+		var want string
+		switch pc.name + "/" + pc.variant {
+		case "notify_logging_message/logf":
+			want = `{"level":"warning","data":{"message":"disk 91% full"}}`
+		case "notify_logging_message/text":
+			want = `{"level":"info","data":{"message":"plain"}}`
+		case "notify_progress/minimal":
+			want = `{"progressToken":"3","progress":1}`
+		case "notify_progress/number":
+			want = `{"progressToken":"3","progress":2}`
+		default:
+			continue
+		}
+		if len(seen[i]) == 1 && !sameJSON(t, string(seen[i][0].input), want) {
+			t.Errorf("%s/%s: the PDK sent %s, want %s", pc.name, pc.variant, seen[i][0].input, want)
+		}
+	}
+}
+
+// TestContractPDKWithHangar runs the pdkuser plugin under Hangar: what the
+// PDK sends in the schema's forms reaches the client as MCP has it, and
+// Hangar's import errors, neutral values included, reach the plugin as
+// *pdk.HostError.
+func TestContractPDKWithHangar(t *testing.T) {
+	p := load(t, testutil.BuildPlugin(t, "./internal/testplugins/contract/pdkuser"),
+		plugin.Options{Name: "pdkuser", Logger: quiet()})
+	h := &contractHost{}
+	call := contractCall(h)
+	run := func(name, variant string) string {
+		return callContract(t, p, call, "call", map[string]string{"import": name, "variant": variant})
+	}
+
+	run("notify_logging_message", "logf")
+	if lm, _ := h.take("notify_logging_message").(*mcp.LoggingMessageParams); lm == nil || lm.Level != "warning" ||
+		!reflect.DeepEqual(lm.Data, map[string]any{"message": "disk 91% full"}) {
+		t.Errorf("Logf reached the client as %+v", lm)
+	}
+	for _, variant := range []string{"minimal", "number"} {
+		run("notify_progress", variant)
+		if pn, _ := h.take("notify_progress").(*mcp.ProgressNotificationParams); pn == nil || pn.ProgressToken != float64(3) {
+			t.Errorf("Progress (%s) reached the client as %+v, want the call's token 3", variant, pn)
+		}
+	}
+	if got, want := run("list_roots", ""), `{"roots":[{"uri":"file:///work","name":"work"},{"uri":"file:///tmp"}]}`; !sameJSON(t, got, want) {
+		t.Errorf("ListRoots = %s, want %s", got, want)
+	}
+
+	h.fail = errors.New("the client said no")
+	for _, pc := range [][2]string{{"create_message", "minimal"}, {"create_elicitation", "minimal"}, {"create_elicitation", "url"}, {"list_roots", ""}} {
+		if got := run(pc[0], pc[1]); got != "host error: the client said no" {
+			t.Errorf("%s/%s with a failing client: %q, want the host error", pc[0], pc[1], got)
+		}
 	}
 }
