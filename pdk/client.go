@@ -39,7 +39,10 @@ type LoggingMessageParams struct {
 	Level LoggingLevel `json:"level"`
 	// Logger optionally names the component that logs.
 	Logger string `json:"logger,omitempty"`
-	// Data is any JSON-serializable value: a string, an object...
+	// Data is the message: any value that encodes to JSON. The plugin
+	// schema types it as a JSON object, so [Context.Log] sends a value that
+	// does not encode to an object (a string, a number, an array) as
+	// {"message": value}, and nil as {}.
 	Data any  `json:"data"`
 	Meta Meta `json:"_meta,omitempty"`
 }
@@ -47,7 +50,10 @@ type LoggingMessageParams struct {
 // ProgressParams reports the progress of a long-running request.
 type ProgressParams struct {
 	// ProgressToken is the token the client sent with the request. Leave it
-	// nil to use the token of the request being served.
+	// nil to use the token of the request being served. It is sent as a
+	// string, as the plugin schema types it: a number as its JSON text ("3"
+	// for 3). Hangar gives the client the request's own token back when the
+	// texts match.
 	ProgressToken any `json:"progressToken,omitempty"`
 	// Progress increases with each notification, even if Total is unknown.
 	Progress float64 `json:"progress"`

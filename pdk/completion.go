@@ -1,6 +1,8 @@
 package pdk
 
-// The reference types of a [CompleteReference].
+// The reference types of a [CompleteReference], as MCP names them. The
+// plugin schema names them "prompt" and "resource", and Hangar sends those;
+// the package accepts both forms and hands handlers these.
 const (
 	RefPrompt   = "ref/prompt"
 	RefResource = "ref/resource"
@@ -17,7 +19,8 @@ type CompleteRequest struct {
 
 // CompleteReference names what is being completed: a prompt (Type
 // [RefPrompt], Name set) or a resource template (Type [RefResource], URI
-// set to the template).
+// set to the template). Type is always one of those two constants when the
+// host sent either form of them.
 type CompleteReference struct {
 	Type string `json:"type"`
 	Name string `json:"name,omitempty"`

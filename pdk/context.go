@@ -1,6 +1,8 @@
 package pdk
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -102,13 +104,38 @@ func (c *Context) ListRoots() (*ListRootsResult, error) {
 }
 
 // Log sends a log message to the client. Hangar forwards it only if its
-// level is at or above the level the client set.
+// level is at or above the level the client set. Data that does not encode
+// to a JSON object is sent as {"message": Data}, and nil as {} (see
+// [LoggingMessageParams.Data]).
 func (c *Context) Log(params *LoggingMessageParams) error {
-	return notifyJSON(c.hostAPI(), importNotifyLoggingMessage, params)
+	data, err := logData(params.Data)
+	if err != nil {
+		return fmt.Errorf("pdk: encoding %s notification: %w", importNotifyLoggingMessage, err)
+	}
+	withData := *params
+	withData.Data = data
+	return notifyJSON(c.hostAPI(), importNotifyLoggingMessage, &withData)
+}
+
+// logData returns the JSON object to send as the data of a log message:
+// v itself if it encodes to an object, {} for nil and {"message": v}
+// otherwise.
+func logData(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	switch b = bytes.TrimSpace(b); {
+	case string(b) == "null":
+		return json.RawMessage("{}"), nil
+	case b[0] == '{':
+		return b, nil
+	}
+	return json.Marshal(map[string]json.RawMessage{"message": b})
 }
 
 // Logf sends a text log message to the client, formatted as by
-// [fmt.Sprintf].
+// [fmt.Sprintf]. The client gets the text as {"message": text}.
 func (c *Context) Logf(level LoggingLevel, format string, args ...any) error {
 	return c.Log(&LoggingMessageParams{Level: level, Data: fmt.Sprintf(format, args...)})
 }
@@ -116,18 +143,35 @@ func (c *Context) Logf(level LoggingLevel, format string, args ...any) error {
 // Progress reports the progress of the request. When params.ProgressToken
 // is nil the request's token is used, and if the client sent none,
 // Progress sends nothing: MCP allows progress only for requests that
-// asked for it.
+// asked for it. The token is sent as a string (see
+// [ProgressParams.ProgressToken]).
 func (c *Context) Progress(params *ProgressParams) error {
-	if params.ProgressToken == nil {
-		token := c.ProgressToken()
-		if token == nil {
+	token := params.ProgressToken
+	if token == nil {
+		if token = c.ProgressToken(); token == nil {
 			return nil
 		}
-		withToken := *params
-		withToken.ProgressToken = token
-		params = &withToken
 	}
-	return notifyJSON(c.hostAPI(), importNotifyProgress, params)
+	text, err := tokenString(token)
+	if err != nil {
+		return fmt.Errorf("pdk: encoding %s notification: %w", importNotifyProgress, err)
+	}
+	withToken := *params
+	withToken.ProgressToken = text
+	return notifyJSON(c.hostAPI(), importNotifyProgress, &withToken)
+}
+
+// tokenString returns a progress token as the schema types it, a string: a
+// string as it is, anything else as its JSON text.
+func tokenString(token any) (string, error) {
+	if s, ok := token.(string); ok {
+		return s, nil
+	}
+	b, err := json.Marshal(token)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
 // NotifyToolListChanged tells Hangar that the plugin's tools changed; it

@@ -1,7 +1,9 @@
 package pdk
 
 import (
+	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -47,6 +49,23 @@ func TestHostErrors(t *testing.T) {
 	ctx := &Context{host: &fakeHost{answers: map[string]string{importListRoots: `[1]`}}}
 	if _, err := ctx.ListRoots(); err == nil {
 		t.Error("malformed answer accepted")
+	}
+
+	// Hangar's failing create_elicitation and list_roots answer a neutral
+	// value with the error, which is still an error.
+	ctx = &Context{host: &fakeHost{answers: map[string]string{
+		importCreateElicitation: `{"error":"no elicitation","action":"cancel"}`,
+		importListRoots:         `{"roots":[],"error":"no roots"}`,
+	}}}
+	var herr *HostError
+	if res, err := ctx.Elicit(&ElicitParams{Message: "m"}); !errors.As(err, &herr) || herr.Import != importCreateElicitation || herr.Message != "no elicitation" {
+		t.Errorf("Elicit = %+v, %v; want the HostError", res, err)
+	}
+	if res, err := ctx.ElicitURL(&ElicitURLParams{URL: "https://example.com", ElicitationID: "e"}); !errors.As(err, &herr) || herr.Message != "no elicitation" {
+		t.Errorf("ElicitURL = %+v, %v; want the HostError", res, err)
+	}
+	if res, err := ctx.ListRoots(); !errors.As(err, &herr) || herr.Import != importListRoots || herr.Message != "no roots" {
+		t.Errorf("ListRoots = %+v, %v; want the HostError", res, err)
 	}
 }
 
@@ -105,11 +124,21 @@ func TestProgressUsesRequestToken(t *testing.T) {
 	if err := without.Progress(&ProgressParams{Progress: 1}); err != nil {
 		t.Fatal(err)
 	}
+	// A numeric token, as a request's _meta decodes it, is sent as the
+	// schema types it: a string.
+	numeric := &Context{Meta: Meta{"progressToken": float64(3)}, host: h}
+	if err := numeric.Progress(&ProgressParams{Progress: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := numeric.Progress(&ProgressParams{ProgressToken: func() {}, Progress: 2}); err == nil {
+		t.Error("unencodable token accepted")
+	}
 	want := []hostCall{
 		{importNotifyProgress, `{"progressToken":"t1","progress":50,"total":100}`},
-		{importNotifyProgress, `{"progressToken":9,"progress":1,"message":"m"}`},
+		{importNotifyProgress, `{"progressToken":"9","progress":1,"message":"m"}`},
+		{importNotifyProgress, `{"progressToken":"3","progress":2}`},
 	}
-	if len(h.calls) != len(want) || h.calls[0] != want[0] || h.calls[1] != want[1] {
+	if !slices.Equal(h.calls, want) {
 		t.Errorf("calls = %v\nwant %v", h.calls, want)
 	}
 }
@@ -126,14 +155,25 @@ func TestNotifications(t *testing.T) {
 	if err := ctx.Log(&LoggingMessageParams{Level: LevelInfo, Data: func() {}}); err == nil {
 		t.Error("unencodable log data accepted")
 	}
+	// The schema's data is an object: other values are wrapped.
+	for _, data := range []any{nil, map[string]any(nil), []int{1, 2}, 7, json.RawMessage(` "raw" `)} {
+		if err := ctx.Log(&LoggingMessageParams{Level: LevelInfo, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx.NotifyToolListChanged()
 	ctx.NotifyResourceListChanged()
 	ctx.NotifyPromptListChanged()
 	ctx.NotifyResourceUpdated("test://r")
 	ctx.NotifyURLElicitationCompleted("e1")
 	want := []hostCall{
-		{importNotifyLoggingMessage, `{"level":"warning","data":"disk 91% full"}`},
+		{importNotifyLoggingMessage, `{"level":"warning","data":{"message":"disk 91% full"}}`},
 		{importNotifyLoggingMessage, `{"level":"debug","logger":"db","data":{"rows":3}}`},
+		{importNotifyLoggingMessage, `{"level":"info","data":{}}`},
+		{importNotifyLoggingMessage, `{"level":"info","data":{}}`},
+		{importNotifyLoggingMessage, `{"level":"info","data":{"message":[1,2]}}`},
+		{importNotifyLoggingMessage, `{"level":"info","data":{"message":7}}`},
+		{importNotifyLoggingMessage, `{"level":"info","data":{"message":"raw"}}`},
 		{importNotifyToolListChanged, ""},
 		{importNotifyResourceListChanged, ""},
 		{importNotifyPromptListChanged, ""},

@@ -38,7 +38,8 @@ var exports = map[string]exportFunc{
 }
 
 // envelope is the input of the v1 exports: {"request": ..., "context":
-// {"id": ..., "_meta": ...}}, or {"_meta": ...} for notifications.
+// {"id": ..., "_meta": ...}}, or {"_meta": ...} for notifications (or
+// {"context": {"_meta": ...}}, as some hosts send them).
 type envelope struct {
 	Request json.RawMessage `json:"request"`
 	Context struct {
@@ -62,7 +63,10 @@ func (r *registry) invoke(h hostAPI, name string, input []byte) (output []byte, 
 		}
 	}
 	ctx := &Context{ID: requestID(env.Context.ID), Meta: env.Context.Meta, host: h}
-	if name == exportOnRootsListChanged {
+	if name == exportOnRootsListChanged && env.Meta != nil {
+		// The schema's input is PluginNotificationContext itself,
+		// {"_meta": ...}, which Hangar sends; some hosts wrap it in
+		// "context" like the requests, which the line above read.
 		ctx.Meta = env.Meta
 	}
 	if ctx.Meta == nil {
@@ -304,6 +308,7 @@ func (r *registry) complete(ctx *Context, request json.RawMessage) (any, error) 
 	if err := decodeRequest(exportComplete, request, &req); err != nil {
 		return nil, err
 	}
+	req.Ref.Type = refType(req.Ref.Type)
 	r.mu.Lock()
 	handler := r.completion
 	r.mu.Unlock()
@@ -328,6 +333,19 @@ func (r *registry) complete(ctx *Context, request json.RawMessage) (any, error) 
 		c.Values, c.HasMore = c.Values[:maxCompletionValues], true
 	}
 	return &out, nil
+}
+
+// refType returns the reference type t in the form of [RefPrompt] and
+// [RefResource]: the plugin schema's "prompt" and "resource", which Hangar
+// sends, are MCP's "ref/prompt" and "ref/resource", which older hosts send.
+func refType(t string) string {
+	switch t {
+	case "prompt":
+		return RefPrompt
+	case "resource":
+		return RefResource
+	}
+	return t
 }
 
 func (r *registry) onRootsListChanged(ctx *Context, _ json.RawMessage) (any, error) {

@@ -252,16 +252,49 @@ func TestOnRootsListChanged(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := invokeJSON(t, h, exportOnRootsListChanged, `{"_meta":{"k":"v"}}`); err != nil {
-		t.Fatal(err)
-	}
-	if len(roots) != 1 || roots[0].URI != "file:///a" {
-		t.Errorf("roots = %v", roots)
+	// The schema's form, and the form wrapped in "context" some hosts send.
+	for _, in := range []string{`{"_meta":{"k":"v"}}`, `{"context":{"_meta":{"k":"v"}}}`} {
+		roots = nil
+		if _, err := invokeJSON(t, h, exportOnRootsListChanged, in); err != nil {
+			t.Fatal(err)
+		}
+		if len(roots) != 1 || roots[0].URI != "file:///a" {
+			t.Errorf("%s: roots = %v", in, roots)
+		}
 	}
 }
 
 func TestUnknownExport(t *testing.T) {
 	if _, err := plugin.invoke(&fakeHost{}, "describe", nil); err == nil {
 		t.Error("unknown export accepted")
+	}
+}
+
+// TestCompleteReferenceForms: the schema's reference types ("prompt",
+// "resource"), which Hangar sends, and MCP's ("ref/prompt",
+// "ref/resource") reach the handler as RefPrompt and RefResource.
+func TestCompleteReferenceForms(t *testing.T) {
+	withRegistry(t)
+	var seen CompleteReference
+	SetCompletionHandler(func(ctx *Context, req *CompleteRequest) (*CompleteResult, error) {
+		seen = req.Ref
+		return &CompleteResult{Completion: Completion{Values: []string{"v"}}}, nil
+	})
+	for _, tc := range []struct {
+		ref  string
+		want CompleteReference
+	}{
+		{`{"type":"prompt","name":"p"}`, CompleteReference{Type: RefPrompt, Name: "p"}},
+		{`{"type":"ref/prompt","name":"p"}`, CompleteReference{Type: RefPrompt, Name: "p"}},
+		{`{"type":"resource","uri":"t://{x}"}`, CompleteReference{Type: RefResource, URI: "t://{x}"}},
+		{`{"type":"ref/resource","uri":"t://{x}"}`, CompleteReference{Type: RefResource, URI: "t://{x}"}},
+		{`{"type":"other","name":"p"}`, CompleteReference{Type: "other", Name: "p"}},
+	} {
+		seen = CompleteReference{}
+		_, err := invokeJSON(t, &fakeHost{}, exportComplete,
+			`{"request":{"ref":`+tc.ref+`,"argument":{"name":"a","value":""}},"context":{"id":"1","_meta":{}}}`)
+		if err != nil || seen != tc.want {
+			t.Errorf("ref %s: handler saw %+v (err %v), want %+v", tc.ref, seen, err, tc.want)
+		}
 	}
 }

@@ -37,9 +37,9 @@ var (
 
 func (p *Plugin) hostFunctions() []extism.HostFunction {
 	fns := []extism.HostFunction{
-		p.request("create_message", ptr, p.createMessage),
-		p.request("create_elicitation", ptr, p.createElicitation),
-		p.request("list_roots", none, p.listRoots),
+		p.request("create_message", ptr, p.createMessage, failure),
+		p.request("create_elicitation", ptr, p.createElicitation, elicitFailure),
+		p.request("list_roots", none, p.listRoots, listRootsFailure),
 		p.notify("notify_logging_message", ptr, p.notifyLog),
 		p.notify("notify_progress", ptr, p.notifyProgress),
 		p.notify("notify_resource_updated", ptr, p.notifyResourceUpdated),
@@ -55,8 +55,8 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 }
 
 // request defines an import that returns a JSON document: its result, or
-// {"error": "..."} when it fails.
-func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) (any, error)) extism.HostFunction {
+// fail's document with the error message when it fails.
+func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) (any, error), fail func(msg string) any) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
 		var out any
 		err := runImport(ctx, cp, len(params) > 0, stack, func(s *callState, in []byte) (err error) {
@@ -65,11 +65,11 @@ func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx contex
 		})
 		if err != nil {
 			p.log.Debug("host import failed", "import", name, "error", err)
-			out = map[string]string{"error": err.Error()}
+			out = fail(err.Error())
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
-			b, _ = json.Marshal(map[string]string{"error": "encoding result: " + err.Error()})
+			b, _ = json.Marshal(fail("encoding result: " + err.Error()))
 		}
 		off, err := cp.WriteBytes(b)
 		if err != nil {
@@ -145,14 +145,77 @@ func (p *Plugin) wait(s *callState, timeout time.Duration, fn func(ctx context.C
 	return out, err
 }
 
+// The outputs of the request imports carry exactly the members of the
+// schema's CreateMessageResult, ElicitResult and ListRootsResult: the _meta
+// members MCP adds are left out.
+
+type v1CreateMessageResult struct {
+	Content    mcp.Content `json:"content"`
+	Model      string      `json:"model"`
+	Role       mcp.Role    `json:"role"`
+	StopReason string      `json:"stopReason,omitempty"`
+}
+
+type v1ElicitResult struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+type v1Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+type v1ListRootsResult struct {
+	Roots []v1Root `json:"roots"`
+}
+
+// The answers of the request imports when they fail. An error is a JSON
+// object with an "error" member, the message, and, where the schema's output
+// type has a neutral value, the members that make it one, so that the
+// answer is still a valid output for a plugin that does not look at
+// "error": the elicitation was cancelled, the client has no roots. A
+// CreateMessageResult has no neutral value (a message with no content or
+// model would pass for an answer), so create_message answers the error
+// alone. "error" comes first, so that a plugin can tell an error by the
+// first bytes of the answer.
+
+func failure(msg string) any {
+	return struct {
+		Error string `json:"error"`
+	}{msg}
+}
+
+func elicitFailure(msg string) any {
+	return struct {
+		Error  string `json:"error"`
+		Action string `json:"action"`
+	}{msg, "cancel"}
+}
+
+func listRootsFailure(msg string) any {
+	return struct {
+		Error string   `json:"error"`
+		Roots []v1Root `json:"roots"`
+	}{msg, []v1Root{}}
+}
+
 func (p *Plugin) createMessage(_ context.Context, s *callState, in []byte) (any, error) {
 	var params mcp.CreateMessageParams
 	if err := decodeInput(in, &params); err != nil {
 		return nil, err
 	}
-	return p.wait(s, 0, func(ctx context.Context) (any, error) {
+	out, err := p.wait(s, 0, func(ctx context.Context) (any, error) {
 		return s.call.Host.CreateMessage(ctx, &params)
 	})
+	if err != nil {
+		return nil, err
+	}
+	res, ok := out.(*mcp.CreateMessageResult)
+	if !ok || res == nil || res.Content == nil {
+		return nil, errors.New("the client answered sampling without content")
+	}
+	return v1CreateMessageResult{Content: res.Content, Model: res.Model, Role: res.Role, StopReason: res.StopReason}, nil
 }
 
 // elicitInput is create_elicitation's input: form or URL mode, plus an
@@ -179,7 +242,7 @@ func (p *Plugin) createElicitation(_ context.Context, s *callState, in []byte) (
 			return nil, errors.New("form elicitation needs a requestedSchema")
 		}
 		params.Mode = "form"
-		params.RequestedSchema = e.RequestedSchema
+		params.RequestedSchema = mcpRequestedSchema(e.RequestedSchema)
 	case "url":
 		if e.URL == "" || e.ElicitationID == "" {
 			return nil, errors.New("url elicitation needs url and elicitationId")
@@ -192,15 +255,68 @@ func (p *Plugin) createElicitation(_ context.Context, s *callState, in []byte) (
 	if e.Timeout < 0 {
 		return nil, errors.New("timeout must not be negative")
 	}
-	return p.wait(s, time.Duration(e.Timeout)*time.Millisecond, func(ctx context.Context) (any, error) {
+	out, err := p.wait(s, time.Duration(e.Timeout)*time.Millisecond, func(ctx context.Context) (any, error) {
 		return s.call.Host.Elicit(ctx, params)
 	})
+	if err != nil {
+		return nil, err
+	}
+	res, ok := out.(*mcp.ElicitResult)
+	if !ok || res == nil {
+		return nil, errors.New("the client answered elicitation with nothing")
+	}
+	return v1ElicitResult{Action: res.Action, Content: res.Content}, nil
+}
+
+// mcpRequestedSchema returns an elicitation's requestedSchema as MCP has
+// it. The plugin schema's StringSchemaFormat names one format "date_time",
+// which MCP names "date-time"; a schema that is not an object of property
+// schemas is passed on as it is.
+func mcpRequestedSchema(raw json.RawMessage) json.RawMessage {
+	var s map[string]json.RawMessage
+	var props map[string]map[string]json.RawMessage
+	if json.Unmarshal(raw, &s) != nil || json.Unmarshal(s["properties"], &props) != nil {
+		return raw
+	}
+	changed := false
+	for _, prop := range props {
+		if string(prop["format"]) == `"date_time"` {
+			prop["format"] = json.RawMessage(`"date-time"`)
+			changed = true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	b, err := json.Marshal(props)
+	if err != nil {
+		return raw
+	}
+	s["properties"] = b
+	if b, err = json.Marshal(s); err != nil {
+		return raw
+	}
+	return b
 }
 
 func (p *Plugin) listRoots(_ context.Context, s *callState, _ []byte) (any, error) {
-	return p.wait(s, 0, func(ctx context.Context) (any, error) {
+	out, err := p.wait(s, 0, func(ctx context.Context) (any, error) {
 		return s.call.Host.ListRoots(ctx)
 	})
+	if err != nil {
+		return nil, err
+	}
+	res, ok := out.(*mcp.ListRootsResult)
+	if !ok || res == nil {
+		return nil, errors.New("the client answered roots/list with nothing")
+	}
+	roots := make([]v1Root, 0, len(res.Roots))
+	for _, r := range res.Roots {
+		if r != nil {
+			roots = append(roots, v1Root{URI: r.URI, Name: r.Name})
+		}
+	}
+	return v1ListRootsResult{Roots: roots}, nil
 }
 
 // notifyCtx is the context for a notification to the client: the caller's,
@@ -235,13 +351,29 @@ func (p *Plugin) notifyProgress(_ context.Context, s *callState, in []byte) erro
 	if err := decodeInput(in, &params); err != nil {
 		return err
 	}
-	if params.ProgressToken == nil {
-		params.ProgressToken = s.call.Meta["progressToken"]
-	}
+	params.ProgressToken = progressToken(params.ProgressToken, s.call.Meta["progressToken"])
 	if params.ProgressToken == nil || s.call.Host == nil {
 		return nil // nobody asked for progress
 	}
 	return s.call.Host.NotifyProgress(notifyCtx(s), &params)
+}
+
+// progressToken is the token to send with a plugin's progress notification:
+// the call's own token when the plugin gave none, or gave it as the schema
+// has it, a string ("3" for the client's 3: ProgressNotificationParam's
+// progressToken is a string, MCP's may be a number); otherwise the plugin's.
+func progressToken(plugin, call any) any {
+	if plugin == nil {
+		return call
+	}
+	if s, ok := plugin.(string); ok && call != nil {
+		if _, isString := call.(string); !isString {
+			if b, err := json.Marshal(call); err == nil && string(b) == s {
+				return call
+			}
+		}
+	}
+	return plugin
 }
 
 func (p *Plugin) notifyElicitationComplete(_ context.Context, s *callState, in []byte) error {

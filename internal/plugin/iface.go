@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -283,8 +284,8 @@ func checkTool(t *mcp.Tool) error {
 // none). An error the plugin reports about the call comes back as a
 // *PluginError; the caller decides how to show it.
 func (p *Plugin) CallTool(ctx context.Context, c *Call, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
+		args = json.RawMessage("{}") // the schema's arguments is an object
 	}
 	params := struct {
 		Name      string          `json:"name"`
@@ -416,14 +417,51 @@ func (p *Plugin) GetPrompt(ctx context.Context, c *Call, name string, args map[s
 	return &res, nil
 }
 
-// Complete asks the plugin for completions. The params are passed as the
-// MCP client sent them.
+// v1CompleteRequest is the request of the complete export, in the names of
+// the schema's CompleteRequestParam.
+type v1CompleteRequest struct {
+	Ref      v1CompleteRef              `json:"ref"`
+	Argument mcp.CompleteParamsArgument `json:"argument"`
+	Context  *mcp.CompleteContext       `json:"context,omitempty"`
+}
+
+// v1CompleteRef is the schema's PromptReference ({"type": "prompt", "name"})
+// or ResourceTemplateReference ({"type": "resource", "uri"}).
+type v1CompleteRef struct {
+	Type string  `json:"type"`
+	Name *string `json:"name,omitempty"`
+	URI  *string `json:"uri,omitempty"`
+}
+
+// v1Ref translates an MCP completion reference to the schema's: MCP's types
+// "ref/prompt" and "ref/resource" are "prompt" and "resource" there.
+func v1Ref(r *mcp.CompleteReference) (v1CompleteRef, error) {
+	if r == nil {
+		return v1CompleteRef{}, errors.New("missing ref")
+	}
+	switch r.Type {
+	case "ref/prompt", "prompt":
+		return v1CompleteRef{Type: "prompt", Name: &r.Name}, nil
+	case "ref/resource", "resource":
+		return v1CompleteRef{Type: "resource", URI: &r.URI}, nil
+	}
+	return v1CompleteRef{}, fmt.Errorf("unknown reference type %q", r.Type)
+}
+
+// Complete asks the plugin for completions. The reference is passed in the
+// schema's form (see v1Ref); params' _meta reaches the plugin as
+// context._meta, through c.
 func (p *Plugin) Complete(ctx context.Context, c *Call, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	if !p.exports["complete"] || p.iface != V1 {
 		return nil, fmt.Errorf("plugin %s: complete: %w", p.name, ErrNotSupported)
 	}
+	ref, err := v1Ref(params.Ref)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: complete: %w", p.name, err)
+	}
+	req := v1CompleteRequest{Ref: ref, Argument: params.Argument, Context: params.Context}
 	var res mcp.CompleteResult
-	if err := p.run(ctx, c, "complete", v1Request{Request: params, Context: c.v1()}, &res); err != nil {
+	if err := p.run(ctx, c, "complete", v1Request{Request: req, Context: c.v1()}, &res); err != nil {
 		return nil, err
 	}
 	if res.Completion.Values == nil {

@@ -97,7 +97,9 @@ func TestLoggingRespectsLevel(t *testing.T) {
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			mu.Lock()
 			defer mu.Unlock()
-			msgs = append(msgs, string(req.Params.Level)+":"+req.Params.Data.(string))
+			// The schema's data is an object; the PDK sends text as {"message": text}.
+			data, _ := req.Params.Data.(map[string]any)
+			msgs = append(msgs, fmt.Sprintf("%s:%v", req.Params.Level, data["message"]))
 		},
 	})
 	ctx := context.Background()

@@ -24,11 +24,12 @@ for (const kind of TRANSPORTS) {
 
       const res = await s.callTool('test_tool_with_logging');
       assert.deepEqual(normalizeResult(res), textResult('Tool with logging executed successfully'));
-      // Sent while the tool ran, so already here when the result is.
+      // Sent while the tool ran, so already here when the result is. The
+      // schema types data as an object: the PDK sends text as {message}.
       assert.deepEqual(params(s.notifications(LOG)), [
-        { level: 'info', data: 'Tool execution started' },
-        { level: 'info', data: 'Tool processing data' },
-        { level: 'info', data: 'Tool execution completed' },
+        { level: 'info', data: { message: 'Tool execution started' } },
+        { level: 'info', data: { message: 'Tool processing data' } },
+        { level: 'info', data: { message: 'Tool execution completed' } },
       ]);
 
       // From warning up, of the eight levels v1full logs.
@@ -37,7 +38,7 @@ for (const kind of TRANSPORTS) {
       assert.deepEqual(normalizeResult(await s.callTool('log_levels')), textResult('logged 8 messages'));
       await sleep(QUIET_MS);
       assert.deepEqual(params(s.notifications(LOG).slice(before)),
-        ['warning', 'error', 'critical', 'alert', 'emergency'].map((level) => ({ level, logger: 'v1full', data: level })));
+        ['warning', 'error', 'critical', 'alert', 'emergency'].map((level) => ({ level, logger: 'v1full', data: { message: level } })));
     });
 
     test('logging: nothing arrives below the level', async (t) => {
