@@ -50,7 +50,7 @@ var (
 
 // DefaultMaxSize is the largest module Resolve accepts unless
 // Resolver.MaxSize says otherwise.
-const DefaultMaxSize int64 = 512 << 20
+const DefaultMaxSize = config.MaxModuleSize
 
 // DefaultTimeout bounds the time Resolve, Fetch and Push may spend on the
 // network for one source (all requests and retries, the download
