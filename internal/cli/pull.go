@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -271,7 +270,7 @@ func isOffline(ctx context.Context) bool {
 // something new was resolved; failing to write it is only a warning.
 func readPlugin(ctx context.Context, spec config.Plugin, log *slog.Logger) ([]byte, error) {
 	if (spec.Kind == config.SourceFile || spec.Kind == "") && spec.LockFile == "" && spec.SHA256 == "" {
-		return os.ReadFile(spec.Path)
+		return source.ReadModule(spec.Path, 0)
 	}
 	r := &source.Resolver{Logger: log, Verifier: pluginVerifier(log)}
 	if spec.Kind != config.SourceFile && spec.Kind != "" {

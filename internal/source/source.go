@@ -168,9 +168,9 @@ func (r *Resolver) withDeadline(ctx context.Context) (context.Context, context.C
 			return err
 		}
 		if errors.Is(err, ErrTimeout) {
-			return err
+			return fmt.Errorf("%w (the limit for fetching one source is %s)", err, r.timeout())
 		}
-		return fmt.Errorf("%w after %s (the limit for fetching one source): %w", ErrTimeout, r.timeout(), err)
+		return fmt.Errorf("%w after %s, the limit for fetching one source: %w", ErrTimeout, r.timeout(), err)
 	}
 	return tctx, cancel, done
 }
