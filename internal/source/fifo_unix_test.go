@@ -56,4 +56,3 @@ func TestModuleNotRegular(t *testing.T) {
 		t.Errorf("Resolve over the cap: %v", err)
 	}
 }
-
