@@ -441,7 +441,8 @@ func (im *importer) verify(ref string) (*yaml.Node, []string) {
 		return mapping("issuer", "https://token.actions.githubusercontent.com",
 				"subject_regexp", "https://github\\.com/"+regexp.QuoteMeta(m[1])+"/.+",
 				"trusted_root", root),
-			append(notes, "ASSUMED signer: a GitHub Actions workflow of "+m[1]+"; narrow subject_regexp to its release workflow")
+			append(notes, "ASSUMED signer: a GitHub Actions workflow of "+m[1]+"; narrow subject_regexp to its release workflow",
+				"Hangar reads Sigstore bundles attached as OCI referrers (cosign 3), not cosign 2's sha256-<hex>.sig tags")
 	}
 	im.note("oci://%s: hyper-mcp accepted a signature by anyone; Hangar needs the signer's key or identity: the import asks for ./cosign.pub", ref)
 	return mapping("key", "./cosign.pub"), []string{"the signer's public key is assumed in ./cosign.pub; or use issuer, subject and trusted_root for keyless signatures"}
