@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -32,7 +33,8 @@ import (
 //     application/vnd.docker.image.rootfs.diff.tar.gzip);
 //   - an OCI image index or Docker manifest list naming exactly one such
 //     image (attestation manifests, platform unknown/unknown, are
-//     skipped), or one for the platform wasip1/wasm among several.
+//     skipped; one image listed for several platforms counts once), or one
+//     for the platform wasip1/wasm among several.
 //
 // /plugin.wasm must be a regular file (not a link) in the last layer that
 // has it, and no later layer may delete it (whiteout). The signature and
@@ -97,7 +99,9 @@ func indexImage(desc ocispec.Descriptor, raw []byte) (ocispec.Descriptor, error)
 			images = []ocispec.Descriptor{m}
 			break
 		}
-		images = append(images, m)
+		if !slices.ContainsFunc(images, func(d ocispec.Descriptor) bool { return d.Digest == m.Digest }) {
+			images = append(images, m) // one image listed for several platforms counts once
+		}
 	}
 	switch {
 	case len(images) == 0:

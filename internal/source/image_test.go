@@ -213,6 +213,13 @@ func TestImageLayout(t *testing.T) {
 	if a, err := verifying(t, t.TempDir(), nil).Resolve(ctx, ociPlugin("oi", reg.Ref("tuananh/oci-index:1"), unverified)); err != nil || !bytes.Equal(readArtifact(t, a), wasm) {
 		t.Errorf("OCI index, uncompressed layer: %+v, %v", a, err)
 	}
+	// One image listed for two platforms (as hyper-mcp's plugin releases
+	// do with buildx imagetools) is one image.
+	same := pushImage(t, reg, "tuananh/same", "img", false, layer(t, true, plugin))
+	pushIndex(t, reg, "tuananh/same", "1", ocispec.MediaTypeImageIndex, same, same)
+	if a, err := verifying(t, t.TempDir(), nil).Resolve(ctx, ociPlugin("same", reg.Ref("tuananh/same:1"), unverified)); err != nil || !bytes.Equal(readArtifact(t, a), wasm) {
+		t.Errorf("one image for two platforms: %+v, %v", a, err)
+	}
 	two := pushImage(t, reg, "tuananh/two-arch", "img", false, layer(t, true, plugin))
 	other := pushImage(t, reg, "tuananh/two-arch", "img2", false, layer(t, true, tarEntry{name: "plugin.wasm", body: module("arm")}))
 	pushIndex(t, reg, "tuananh/two-arch", "1", ocispec.MediaTypeImageIndex, two, other)
