@@ -191,11 +191,17 @@ func (r *Resolver) log() *slog.Logger {
 //     and otherwise downloaded and checked against it;
 //   - an oci:// source with a usable Lock entry (same source, same sha256
 //     pin if any, same signature policy) resolves to the locked manifest:
-//     from the cache when the module is there, else fetched by the locked
-//     digest, so a tag that moved does not change what runs. Otherwise the
-//     reference is resolved in the registry, the manifest's media types are
-//     checked, its signature verified under spec.Verify, and the layer
-//     fetched and checked against its digest and spec.SHA256.
+//     from the cache when the module is there and the cache records that
+//     this manifest was verified under this policy with exactly this
+//     module, else fetched by the locked digest and verified again, so a
+//     tag that moved does not change what runs and an edited lock file
+//     cannot swap the module. Otherwise the reference is resolved in the
+//     registry, the manifest's media types are checked, its signature
+//     verified under spec.Verify, and the module (the layer of a Hangar
+//     artifact, or /plugin.wasm of a container image) fetched and checked
+//     against its digest and spec.SHA256.
+//
+// Network work for one source is bounded by Timeout and by ctx.
 func (r *Resolver) Resolve(ctx context.Context, spec config.Plugin) (Artifact, error) {
 	var (
 		a   Artifact
