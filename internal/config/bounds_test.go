@@ -30,7 +30,20 @@ func TestConfigBounds(t *testing.T) {
 	}
 	t.Logf("billion laughs (%d bytes) refused in %v: %v", b.Len(), time.Since(start), err)
 
-	// A few aliases are fine.
+	// Wide rather than deep: one plugin aliased 30,000 times in 90KB.
+	wide := "p: &p\n  name: p\n  path: plugins/hello.wasm\n  grants: {allowed_hosts: [a.example, b.example], env: {A: \"1\", B: \"2\"}}\n" +
+		"plugins: [" + strings.TrimSuffix(strings.Repeat("*p,", 30000), ",") + "]\n"
+	start = time.Now()
+	_, err = parse(t, wide)
+	if err == nil || !strings.Contains(err.Error(), "aliases (*name) expand to") {
+		t.Errorf("wide aliases: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("wide aliases took %v", d)
+	}
+	t.Logf("wide aliases (%d bytes) refused in %v", len(wide), time.Since(start))
+
+		// A few aliases are fine.
 	mustParse(t, "plugins:\n  - name: a\n    path: plugins/hello.wasm\n    grants: {allowed_hosts: &h [a.example, b.example]}\n  - name: b\n    path: plugins/hello.wasm\n    grants: {allowed_hosts: *h}\n")
 
 	big := "plugins:\n" + strings.Repeat("# padding\n", MaxFileSize/10+1)
