@@ -193,6 +193,12 @@ func TestImageLayout(t *testing.T) {
 		t.Errorf("wrong pin: %v", err)
 	}
 
+	// Fetch (hangar pull REF) unpacks it too, reporting plugin.wasm's digest.
+	f, _ := newResolver(t)
+	if a, err := f.Fetch(ctx, reg.Ref("tuananh/time-plugin:latest"), ""); err != nil || a.SHA256() != sum(wasm) || a.Manifest != img.Digest.String() {
+		t.Errorf("Fetch: %+v, %v", a, err)
+	}
+
 	// Unsigned: refused under a key policy.
 	pushImage(t, reg, "tuananh/unsigned-plugin", "1", false, layer(t, true, plugin))
 	if _, err := verifying(t, t.TempDir(), nil).Resolve(ctx, ociPlugin("u", reg.Ref("tuananh/unsigned-plugin:1"), key.policy)); !errors.Is(err, source.ErrUnsigned) {
