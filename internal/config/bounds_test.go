@@ -43,7 +43,7 @@ func TestConfigBounds(t *testing.T) {
 	}
 	t.Logf("wide aliases (%d bytes) refused in %v", len(wide), time.Since(start))
 
-		// A few aliases are fine.
+	// A few aliases are fine.
 	mustParse(t, "plugins:\n  - name: a\n    path: plugins/hello.wasm\n    grants: {allowed_hosts: &h [a.example, b.example]}\n  - name: b\n    path: plugins/hello.wasm\n    grants: {allowed_hosts: *h}\n")
 
 	big := "plugins:\n" + strings.Repeat("# padding\n", MaxFileSize/10+1)
