@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -47,7 +46,8 @@ oci://REGISTRY/REPOSITORY@sha256:DIGEST, or an https:// URL. The output
 gives the reference pinned to the manifest's digest and the module's
 SHA-256, ready to paste into a configuration as source: and sha256:.
 Pulling a REF checks digests but not signatures: signature policies belong
-to configured plugins.
+to configured plugins. REF may also name a container image holding
+/plugin.wasm, as hyper-mcp publishes plugins; the module is that file.
 
 With --config, pull resolves every plugin of the configuration as serve
 would (checking digests and, for oci:// plugins, signatures under each
@@ -271,7 +271,7 @@ func isOffline(ctx context.Context) bool {
 // something new was resolved; failing to write it is only a warning.
 func readPlugin(ctx context.Context, spec config.Plugin, log *slog.Logger) ([]byte, error) {
 	if (spec.Kind == config.SourceFile || spec.Kind == "") && spec.LockFile == "" && spec.SHA256 == "" {
-		return os.ReadFile(spec.Path)
+		return source.ReadModule(spec.Path, 0)
 	}
 	r := &source.Resolver{Logger: log, Verifier: pluginVerifier(log)}
 	if spec.Kind != config.SourceFile && spec.Kind != "" {

@@ -4,9 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
+
+	"github.com/hangar-mcp/hangar/internal/source"
 )
 
 type pushFlags struct {
@@ -66,7 +67,7 @@ func runPush(ctx context.Context, env *Env, args []string) error {
 	if err := applyPlainHTTP(r, ref, f.plainHTTP); err != nil {
 		return err
 	}
-	wasm, err := os.ReadFile(file)
+	wasm, err := source.ReadModule(file, 0)
 	if err != nil {
 		return err
 	}

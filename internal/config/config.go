@@ -111,7 +111,7 @@ func DefaultLimits() Limits {
 // hangar.lock in the file's directory. Problems with the content are
 // all reported together (see Error); they wrap ErrInvalid.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +16,94 @@ import (
 
 	"gopkg.in/yaml.v3"
 )
+
+// Bounds on a configuration file, so that a hostile or mistaken file costs
+// little to refuse: its size, and the nodes its aliases (*name) add when
+// expanded (a "billion laughs" file is a few hundred bytes of aliases of
+// aliases).
+const (
+	// MaxFileSize is the largest configuration file Load and Parse accept.
+	MaxFileSize = 1 << 20
+	// maxAliasNodes bounds the nodes reached through aliases, beyond the
+	// nodes written in the file.
+	maxAliasNodes = 100_000
+)
+
+// readFile reads a configuration file: a regular file of at most
+// MaxFileSize bytes. It opens without blocking and checks the open file,
+// so a FIFO or a device such as /dev/zero is refused, not read.
+func readFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%d bytes; a configuration file may have at most %d", fi.Size(), MaxFileSize)}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxFileSize {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("more than %d bytes; a configuration file may have at most %d", MaxFileSize, MaxFileSize)}
+	}
+	return b, nil
+}
+
+// checkAliases reports a document whose aliases expand to more than
+// maxAliasNodes nodes beyond those written, without expanding them: each
+// node's expanded size is computed once.
+func (d *decoder) checkAliases(doc *yaml.Node) bool {
+	written := 0
+	memo := map[*yaml.Node]int{}
+	var size func(n *yaml.Node, depth int) int
+	size = func(n *yaml.Node, depth int) int {
+		if n == nil || depth > 1000 {
+			return 1
+		}
+		if n.Kind == yaml.AliasNode {
+			return size(n.Alias, depth+1)
+		}
+		if v, ok := memo[n]; ok {
+			return v
+		}
+		memo[n] = 1 // a node containing itself counts once
+		total := 1
+		for _, c := range n.Content {
+			total += size(c, depth+1)
+			if total > 1<<40 {
+				total = 1 << 40
+			}
+		}
+		memo[n] = total
+		return total
+	}
+	var count func(n *yaml.Node)
+	count = func(n *yaml.Node) {
+		if n == nil || n.Kind == yaml.AliasNode {
+			return
+		}
+		written++
+		for _, c := range n.Content {
+			count(c)
+		}
+	}
+	count(doc)
+	if expanded := size(doc, 0); expanded-written > maxAliasNodes {
+		d.errorf(nil, "", "the file's aliases (*name) expand to %d values, more than the limit of %d beyond the %d written; write the values out, or use fewer aliases of aliases",
+			expanded, maxAliasNodes, written)
+		return false
+	}
+	return true
+}
 
 // decoder walks a yaml.Node tree against the schema, collecting every
 // problem instead of stopping at the first.
@@ -63,6 +153,10 @@ func (d *decoder) decode(data []byte) *Config {
 		d.errorf(nil, "", "this is a WebAssembly module, not a configuration file")
 		return cfg
 	}
+	if len(data) > MaxFileSize {
+		d.errorf(nil, "", "the file has %d bytes; a configuration file may have at most %d", len(data), MaxFileSize)
+		return cfg
+	}
 	if !d.checkText(data) {
 		return cfg
 	}
@@ -81,7 +175,7 @@ func (d *decoder) decode(data []byte) *Config {
 	case err != io.EOF:
 		d.syntaxError(data, err)
 	}
-	if len(doc.Content) == 0 {
+	if len(doc.Content) == 0 || !d.checkAliases(&doc) {
 		return cfg
 	}
 	root := resolve(doc.Content[0])

@@ -3,7 +3,9 @@ package config
 import (
 	_ "crypto/sha256" // registers SHA-256 for digest validation in OCI references
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
@@ -104,7 +106,11 @@ func (d *decoder) source(n *yaml.Node, p string, f map[string]entry, pl *Plugin)
 		v := resolve(pe.val)
 		if s, ok := d.str(v, pp); ok {
 			pl.Source, pl.Kind = s, SourceFile
-			d.fileSource(v, pp, s, pl)
+			if strings.HasPrefix(strings.ToLower(s), "file:") {
+				d.fileURL(v, pp, s, pl)
+			} else {
+				d.fileSource(v, pp, s, pl)
+			}
 		}
 	default:
 		pp := join(p, "source")
@@ -147,6 +153,10 @@ var schemeRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 // remoteOrFile classifies a source string and decodes it.
 func (d *decoder) remoteOrFile(n *yaml.Node, p, s string, pl *Plugin) {
 	pl.Source = s
+	if strings.HasPrefix(strings.ToLower(s), "file:") {
+		d.fileURL(n, p, s, pl)
+		return
+	}
 	m := schemeRe.FindStringSubmatch(s)
 	if m == nil {
 		pl.Kind = SourceFile
@@ -169,11 +179,17 @@ func (d *decoder) remoteOrFile(n *yaml.Node, p, s string, pl *Plugin) {
 	case strings.EqualFold(scheme, "oci"), strings.EqualFold(scheme, "https"):
 		d.errorf(n, p, "%q: write the scheme in lower case, %s://", s, strings.ToLower(scheme))
 	default:
-		d.errorf(n, p, "%q: unknown scheme %q; a source is a file path, an https:// URL or an oci:// reference", s, scheme)
+		d.errorf(n, p, "%q: unknown scheme %q; a source is a file path (or a file:// URL), an https:// URL or an oci:// reference", s, scheme)
 	}
 }
 
-// fileSource checks a file source and sets Path.
+// MaxModuleSize is the largest module a file source may have (and the
+// default limit for fetched modules).
+const MaxModuleSize int64 = 512 << 20
+
+// fileSource checks a file source and sets Path: it must be a regular file
+// (not a directory, device or FIFO, which would hang or exhaust memory
+// when read) of at most MaxModuleSize bytes.
 func (d *decoder) fileSource(n *yaml.Node, p, s string, pl *Plugin) {
 	abs, ok := d.hostPath(n, p, s)
 	if !ok {
@@ -183,7 +199,56 @@ func (d *decoder) fileSource(n *yaml.Node, p, s string, pl *Plugin) {
 		d.errorf(n, p, "%s", describePath(s, abs)+problem)
 		return
 	}
+	if problem := checkModuleFile(abs); problem != "" {
+		d.errorf(n, p, "%s", describePath(s, abs)+problem)
+		return
+	}
 	pl.Path = abs
+}
+
+// checkModuleFile checks that an existing path is a regular file of at
+// most MaxModuleSize bytes.
+func checkModuleFile(abs string) string {
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return "cannot be used: " + err.Error()
+	case fi.Mode()&fs.ModeNamedPipe != 0:
+		return "is a FIFO, not a regular file; a module must be a .wasm file"
+	case fi.Mode()&fs.ModeDevice != 0:
+		return "is a device, not a regular file; a module must be a .wasm file"
+	case !fi.Mode().IsRegular():
+		return fmt.Sprintf("is not a regular file (%s); a module must be a .wasm file", fi.Mode().Type())
+	case fi.Size() > MaxModuleSize:
+		return fmt.Sprintf("has %d bytes, more than the limit of %d for a module", fi.Size(), MaxModuleSize)
+	}
+	return ""
+}
+
+// fileURL decodes a file:// URL as a file source: file:///abs/path.wasm
+// (or file://localhost/abs/path.wasm), with percent-escapes decoded.
+// Source stays as written; Path is the file.
+func (d *decoder) fileURL(n *yaml.Node, p, s string, pl *Plugin) {
+	pl.Source, pl.Kind = s, SourceFile
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || !strings.EqualFold(u.Scheme, "file"):
+		d.errorf(n, p, "invalid file URL %q; write file:///absolute/path/plugin.wasm", s)
+		return
+	case u.Host != "" && !strings.EqualFold(u.Host, "localhost"):
+		d.errorf(n, p, "%q: a file URL names a file on this machine; write file:///absolute/path (host %q is not supported)", s, u.Host)
+		return
+	case u.Opaque != "" || u.Path == "" || !strings.HasPrefix(u.Path, "/"):
+		d.errorf(n, p, "%q: a file URL needs an absolute path, as in file:///absolute/path/plugin.wasm; write a relative path without file:", s)
+		return
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		d.errorf(n, p, "%q: a file URL takes no user, query or fragment", s)
+		return
+	}
+	d.fileSource(n, p, filepath.FromSlash(u.Path), pl)
+	if pl.Path != "" {
+		pl.Source = s
+	}
 }
 
 // ParseOCIReference parses "oci://registry/repository:tag",

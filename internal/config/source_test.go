@@ -88,7 +88,7 @@ func TestSourceErrors(t *testing.T) {
 		{"plain http", head + "    source: http://example.test/a.wasm\n    sha256: " + hexA + "\n", []string{
 			`test.yaml:3:13: plugins[0].source: "http://example.test/a.wasm": plain http is not allowed; use an https:// URL (with a sha256 pin), an oci:// reference or a file`}},
 		{"unknown scheme", head + "    source: ftp://example.test/a.wasm\n", []string{
-			`test.yaml:3:13: plugins[0].source: "ftp://example.test/a.wasm": unknown scheme "ftp"; a source is a file path, an https:// URL or an oci:// reference`}},
+			`test.yaml:3:13: plugins[0].source: "ftp://example.test/a.wasm": unknown scheme "ftp"; a source is a file path (or a file:// URL), an https:// URL or an oci:// reference`}},
 		{"upper-case scheme", head + "    source: OCI://r.test/a:1\n    verify: false\n", []string{
 			`test.yaml:3:13: plugins[0].source: "OCI://r.test/a:1": write the scheme in lower case, oci://`}},
 		{"https with credentials", head + "    source: https://u:p@example.test/a.wasm\n    sha256: " + hexA + "\n", []string{
@@ -232,6 +232,32 @@ func TestLoadSetsLockFile(t *testing.T) {
 	for _, p := range cfg.Plugins {
 		if want := filepath.Join(testdataDir(t), LockFileName); p.LockFile != want {
 			t.Errorf("%s: LockFile = %q, want %q", p.Name, p.LockFile, want)
+		}
+	}
+}
+
+func TestFileURL(t *testing.T) {
+	dir := testdataDir(t)
+	abs := filepath.Join(dir, "plugins", "hello.wasm")
+	for _, src := range []string{"file://" + filepath.ToSlash(abs), "file://localhost" + filepath.ToSlash(abs),
+		"file://" + strings.Replace(filepath.ToSlash(abs), "hello", "%68ello", 1)} {
+		for _, key := range []string{"source", "path"} {
+			cfg := mustParse(t, "plugins:\n  - name: a\n    "+key+": "+src+"\n")
+			p := cfg.Plugins[0]
+			if p.Kind != SourceFile || p.Path != abs || p.Source != src {
+				t.Errorf("%s: %s: kind %q, path %q, source %q", key, src, p.Kind, p.Path, p.Source)
+			}
+		}
+	}
+	for src, want := range map[string]string{
+		"file://host.example/x.wasm":   `a file URL names a file on this machine`,
+		"file:plugins/hello.wasm":      `a file URL needs an absolute path`,
+		"file:///nope/missing.wasm":    `/nope/missing.wasm does not exist`,
+		"file://" + dir + "/plugins?x": `takes no user, query or fragment`,
+	} {
+		_, err := parse(t, "plugins:\n  - name: a\n    source: \""+src+"\"\n")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", src, err, want)
 		}
 	}
 }

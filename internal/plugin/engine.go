@@ -29,6 +29,7 @@ import (
 // its failures stay its own.
 type Engine struct {
 	cache wazero.CompilationCache
+	sums  *cacheSums // checks the on-disk cache's entries; nil in memory
 }
 
 // NewEngine returns an engine that keeps compiled machine code in cacheDir,
@@ -41,11 +42,12 @@ func NewEngine(cacheDir string) (*Engine, error) {
 	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating compilation cache: %w", err)
 	}
+	sums := checkCompiledCache(cacheDir) // see cachecheck.go
 	c, err := wazero.NewCompilationCacheWithDir(cacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("opening compilation cache %s: %w", cacheDir, err)
 	}
-	return &Engine{cache: c}, nil
+	return &Engine{cache: c, sums: sums}, nil
 }
 
 // DefaultCacheDir is the compilation cache under the user cache directory
@@ -184,6 +186,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 		return nil, fmt.Errorf("compiling plugin %s: %w", opts.Name, err)
 	}
 	p.log.Debug("compiled", "elapsed", time.Since(start))
+	e.sums.record()
 
 	mc := wazero.NewModuleConfig().
 		WithSysWalltime().

@@ -3,12 +3,13 @@ package source
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Cache is a content-addressed store of modules: the module whose SHA-256
@@ -57,7 +58,7 @@ func (c Cache) Put(r io.Reader, want string, max int64) (h, path string, err err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	tmp, err := c.temp()
 	if err != nil {
 		return "", "", err
 	}
@@ -99,24 +100,103 @@ func (c Cache) Put(r io.Reader, want string, max int64) (h, path string, err err
 	return h, path, nil
 }
 
-// hashFile returns the SHA-256 of a file, in hex.
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
+// tempPrefix starts the names of files being written into the cache.
+const tempPrefix = ".tmp-"
+
+// temp creates a temporary file in the cache, marked as being written
+// until it is closed, so that clean leaves it alone.
+func (c Cache) temp() (*os.File, error) {
+	dir := filepath.Join(c.Dir, "blobs", "sha256")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return "", err
-	} else if fi.IsDir() {
-		return "", &fs.PathError{Op: "read", Path: path, Err: errors.New("is a directory")}
-	}
-	sum := sha256.New()
-	if _, err := io.Copy(sum, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(sum.Sum(nil)), nil
+	holdTemp(f)
+	return f, nil
 }
+
+// clean removes the temporary files of downloads that did not finish, as
+// when hangar was killed during one: content never verified, never used.
+// A file another process is still writing is kept.
+func (c Cache) clean() {
+	if c.Dir == "" {
+		return
+	}
+	dir := filepath.Join(c.Dir, "blobs", "sha256")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tempPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		fi, err := e.Info()
+		if err == nil && abandonedTemp(p, fi) {
+			os.Remove(p)
+		}
+	}
+}
+
+// A verification record says that this machine verified an OCI manifest
+// under a signature policy and found the module with the given SHA-256 in
+// it. Records live in Dir/verified/<hex SHA-256 of policy and manifest>,
+// written only after the signature check passed; they bind a lock entry's
+// module digest to the manifest that was verified, so that an edited lock
+// file cannot make a plugin serve another cached module.
+type verification struct {
+	Manifest string `json:"manifest"`
+	Policy   string `json:"policy"`
+	SHA256   string `json:"sha256"`
+}
+
+func (c Cache) recordPath(manifest, policy string) string {
+	k := sha256.Sum256([]byte(policy + "\n" + manifest))
+	return filepath.Join(c.Dir, "verified", hex.EncodeToString(k[:]))
+}
+
+// recordVerified records that manifest, verified under policy (a policyID),
+// holds the module with SHA-256 module. Failing to record is harmless: the
+// manifest is verified again next time.
+func (c Cache) recordVerified(manifest, policy, module string) {
+	if c.Dir == "" {
+		return
+	}
+	data, err := json.Marshal(verification{Manifest: manifest, Policy: policy, SHA256: module})
+	if err != nil {
+		return
+	}
+	p := c.recordPath(manifest, policy)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return
+	}
+	_ = writeFileAtomic(p, data, 0o644)
+}
+
+// verifiedModule returns the module SHA-256 recorded for manifest verified
+// under policy, if any.
+func (c Cache) verifiedModule(manifest, policy string) (string, bool) {
+	if c.Dir == "" {
+		return "", false
+	}
+	b, err := ReadModule(c.recordPath(manifest, policy), 4<<10)
+	if err != nil {
+		return "", false
+	}
+	var v verification
+	if json.Unmarshal(b, &v) != nil || v.Manifest != manifest || v.Policy != policy || !isHex64(v.SHA256) {
+		return "", false
+	}
+	return v.SHA256, true
+}
+
+// hashFile returns the SHA-256 of a regular file, in hex. Devices, FIFOs
+// and directories are refused (ErrNotRegular) without being read.
+func hashFile(path string) (string, error) { return hashRegular(path, 0) }
 
 func isHex64(s string) bool {
 	if len(s) != 64 {

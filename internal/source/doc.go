@@ -16,10 +16,22 @@
 // A plugin is published as an OCI image manifest with artifactType
 // application/vnd.hangar.plugin.v1, the empty config
 // (application/vnd.oci.empty.v1+json) and exactly one layer,
-// application/vnd.hangar.plugin.layer.v1.wasm, holding the module. Pulling
-// checks the media types, the manifest digest (for digest references and
-// locked entries), the layer digest, and the signature through a
-// [Verifier], before the module is used. Registries on loopback addresses
+// application/vnd.hangar.plugin.layer.v1.wasm, holding the module; or, as
+// hyper-mcp publishes plugins, as a container image (or an index of one)
+// whose file system holds /plugin.wasm, unpacked with strict bounds (see
+// image.go). Pulling checks the media types, the manifest digest (for
+// digest references and locked entries), the layer digests, and the
+// signature through a [Verifier], before the module is used. A manifest
+// that passed is recorded in the cache with its module, and a lock entry
+// is used without verifying again only when such a record binds its
+// manifest to its module.
+//
+// # Bounds
+//
+// Modules are read only from regular files within the size limit
+// ([ReadModule]); all the network work for one source shares one deadline
+// (Resolver.Timeout) and stops when the context is cancelled; temporary
+// files of downloads that died are removed by the next fetch. Registries on loopback addresses
 // (localhost, 127.0.0.1, [::1]) are spoken to over plain HTTP; all others
 // over HTTPS.
 //

@@ -66,6 +66,8 @@ type pull struct {
 	reference string         // tag or digest to fetch
 	pin       string         // expected module SHA-256, or ""
 	policy    *config.Verify // nil: do not verify (Fetch)
+	pid       string         // policyID(policy), when policy is set
+	locked    bool           // reference and pin come from the lock file
 }
 
 func (r *Resolver) resolveOCI(ctx context.Context, spec config.Plugin) (Artifact, error) {
@@ -80,21 +82,35 @@ func (r *Resolver) resolveOCI(ctx context.Context, spec config.Plugin) (Artifact
 	if err != nil {
 		return Artifact{}, fmt.Errorf("%s: verify: %w", spec.Source, err)
 	}
-	p := pull{name: spec.Name, src: spec.Source, ref: ref, reference: ref.Reference, pin: spec.SHA256, policy: spec.Verify}
+	p := pull{name: spec.Name, src: spec.Source, ref: ref, reference: ref.Reference, pin: spec.SHA256, policy: spec.Verify, pid: pid}
 	r.warnUnverified(spec)
 
 	if r.Lock != nil && !r.Update {
 		if e, ok := r.Lock.Get(spec.Name); ok && e.Source == spec.Source && e.Verify == pid && e.Manifest != "" &&
 			(spec.SHA256 == "" || spec.SHA256 == e.SHA256) {
-			if path, ok := r.cache().Lookup(e.SHA256); ok {
-				return Artifact{Digest: "sha256:" + e.SHA256, Path: path, Source: spec.Source, Manifest: e.Manifest, Locked: true}, nil
+			// The lock entry is used as it is only when this cache recorded
+			// that its manifest was verified under this policy and holds
+			// exactly its module; otherwise (an edited lock file, another
+			// machine's cache) the manifest is fetched and verified again.
+			mod, recorded := r.cache().verifiedModule(e.Manifest, pid)
+			if recorded && mod == e.SHA256 {
+				if path, ok := r.cache().Lookup(e.SHA256); ok {
+					return Artifact{Digest: "sha256:" + e.SHA256, Path: path, Source: spec.Source, Manifest: e.Manifest, Locked: true}, nil
+				}
+			} else if recorded {
+				r.log().Warn("hangar.lock names another module than the manifest it locks was verified with; verifying again",
+					"plugin", spec.Name, "manifest", e.Manifest, "locked", e.SHA256, "verified", mod)
 			}
 			if r.Offline {
-				return Artifact{}, fmt.Errorf("%s: %w: the locked module (sha256 %s) is not in the cache %s; run hangar pull --config without --offline",
-					spec.Source, ErrOffline, e.SHA256, r.CacheDir)
+				why := fmt.Sprintf("the locked module (sha256 %s) is not in the cache %s", e.SHA256, r.CacheDir)
+				if !recorded || mod != e.SHA256 {
+					why = fmt.Sprintf("the locked manifest %s was not verified in the cache %s with module sha256 %s, so its signature must be checked again", e.Manifest, r.CacheDir, e.SHA256)
+				}
+				return Artifact{}, fmt.Errorf("%s: %w: %s; run hangar pull --config without --offline", spec.Source, ErrOffline, why)
 			}
-			// Fetch exactly what the lock names, wherever the tag points now.
-			p.reference, p.pin = e.Manifest, e.SHA256
+			// Fetch and verify exactly what the lock names, wherever the tag
+			// points now.
+			p.reference, p.pin, p.locked = e.Manifest, e.SHA256, true
 			a, err := r.pullOCI(ctx, p)
 			a.Locked = err == nil
 			return a, err
@@ -136,51 +152,91 @@ func (r *Resolver) pullOCI(ctx context.Context, p pull) (Artifact, error) {
 	repo := r.repository(p.ref)
 	fail := func(err error) (Artifact, error) { return Artifact{}, fmt.Errorf("%s: %w", p.src, err) }
 
-	desc, rc, err := repo.FetchReference(ctx, p.reference)
+	desc, raw, err := fetchManifest(ctx, repo, p.reference)
 	if err != nil {
 		return fail(err)
 	}
-	defer rc.Close()
-	if desc.Size > maxManifestSize {
-		return fail(fmt.Errorf("%w: the manifest has %d bytes", ErrTooLarge, desc.Size))
-	}
-	if want, err := digest.Parse(p.reference); err == nil && desc.Digest != want {
-		return fail(fmt.Errorf("%w: asked for manifest %s, the registry answered with %s", ErrDigestMismatch, want, desc.Digest))
-	}
-	raw, err := content.ReadAll(rc, desc)
+	// The signature covers the manifest the reference names: for an
+	// image index, the index.
+	top := desc
+	plan, err := planPull(desc, raw)
 	if err != nil {
-		if errors.Is(err, content.ErrMismatchedDigest) {
-			err = fmt.Errorf("%w: manifest: %w", ErrDigestMismatch, err)
+		return fail(err)
+	}
+	if plan.child != nil {
+		cdesc, craw, err := fetchManifest(ctx, repo, plan.child.Digest.String())
+		if err != nil {
+			return fail(fmt.Errorf("image manifest %s of index %s: %w", plan.child.Digest, desc.Digest, err))
 		}
-		return fail(err)
+		if cdesc.Digest != plan.child.Digest {
+			return fail(fmt.Errorf("%w: asked for manifest %s, the registry answered with %s", ErrDigestMismatch, plan.child.Digest, cdesc.Digest))
+		}
+		if plan, err = planPull(cdesc, craw); err != nil {
+			return fail(fmt.Errorf("image manifest %s of index %s: %w", cdesc.Digest, desc.Digest, err))
+		}
+		if plan.child != nil {
+			return fail(fmt.Errorf("%w: index %s refers to another index", ErrMediaType, desc.Digest))
+		}
 	}
-	layer, err := pluginLayer(desc, raw)
-	if err != nil {
-		return fail(err)
+	if plan.image == nil {
+		top.ArtifactType = ArtifactType
 	}
-	desc.ArtifactType = ArtifactType
 
 	if p.policy != nil {
 		if p.policy.Disabled {
 			// resolveOCI has warned
 		} else if r.Verifier == nil {
 			return fail(fmt.Errorf("%w: this build of hangar cannot check signatures (%s); set verify: false to run the plugin unverified", ErrUnsigned, p.policy))
-		} else if err := r.Verifier.Verify(ctx, repo, desc, *p.policy); err != nil {
-			return fail(fmt.Errorf("%w: manifest %s: %w", ErrUnsigned, desc.Digest, err))
+		} else if err := r.Verifier.Verify(ctx, repo, top, *p.policy); err != nil {
+			return fail(fmt.Errorf("%w: manifest %s: %w", ErrUnsigned, top.Digest, err))
 		}
 	}
+	a := Artifact{Source: p.src, Manifest: top.Digest.String()}
+	mismatch := func(h string) (Artifact, error) {
+		if p.locked {
+			return fail(fmt.Errorf("%w: hangar.lock names module sha256 %s for manifest %s, but that manifest holds sha256 %s; "+
+				"the lock file was edited or is corrupt: remove the plugin's entry from it (or run hangar pull --update) to resolve it again", ErrDigestMismatch, p.pin, top.Digest, h))
+		}
+		return fail(fmt.Errorf("%w: the module in manifest %s has sha256 %s, expected %s; refusing to load it", ErrDigestMismatch, top.Digest, h, p.pin))
+	}
+	done := func(h, path string) (Artifact, error) {
+		if p.pin != "" && h != p.pin {
+			return mismatch(h)
+		}
+		a.Digest, a.Path = "sha256:"+h, path
+		if p.policy != nil {
+			r.cache().recordVerified(top.Digest.String(), p.pid, h)
+		}
+		r.log().Debug("pulled", "source", p.src, "manifest", a.Manifest, "sha256", h)
+		return a, nil
+	}
 
+	if plan.image != nil {
+		// A container image holding /plugin.wasm (hyper-mcp's layout).
+		if p.policy != nil {
+			if h, ok := r.cache().verifiedModule(top.Digest.String(), p.pid); ok {
+				if path, ok := r.cache().Lookup(h); ok {
+					return done(h, path)
+				}
+			}
+		}
+		h, path, err := r.extractImage(ctx, repo, plan.image)
+		if err != nil {
+			return fail(err)
+		}
+		return done(h, path)
+	}
+
+	layer := plan.layer
 	h := layer.Digest.Encoded()
 	if p.pin != "" && h != p.pin {
-		return fail(fmt.Errorf("%w: the module in manifest %s has sha256 %s, expected %s; refusing to load it", ErrDigestMismatch, desc.Digest, h, p.pin))
+		return mismatch(h)
 	}
 	if layer.Size > r.maxSize() {
 		return fail(fmt.Errorf("%w: the module has %d bytes, more than the limit of %d", ErrTooLarge, layer.Size, r.maxSize()))
 	}
-	a := Artifact{Digest: layer.Digest.String(), Source: p.src, Manifest: desc.Digest.String()}
 	if path, ok := r.cache().Lookup(h); ok {
-		a.Path = path
-		return a, nil
+		return done(h, path)
 	}
 	blob, err := repo.Blobs().Fetch(ctx, layer)
 	if err != nil {
@@ -194,24 +250,83 @@ func (r *Resolver) pullOCI(ctx context.Context, p pull) (Artifact, error) {
 		}
 		return fail(fmt.Errorf("module %s: %w", layer.Digest, err))
 	}
-	a.Path = path
-	r.log().Debug("pulled", "source", p.src, "manifest", a.Manifest, "sha256", h)
-	return a, nil
+	return done(h, path)
+}
+
+// fetchManifest fetches the manifest reference names (a tag or a digest),
+// checking its size and digest.
+func fetchManifest(ctx context.Context, repo *remote.Repository, reference string) (ocispec.Descriptor, []byte, error) {
+	desc, rc, err := repo.FetchReference(ctx, reference)
+	if err != nil {
+		return ocispec.Descriptor{}, nil, err
+	}
+	defer rc.Close()
+	if desc.Size > maxManifestSize || desc.Size < 0 {
+		return ocispec.Descriptor{}, nil, fmt.Errorf("%w: the manifest has %d bytes", ErrTooLarge, desc.Size)
+	}
+	if want, err := digest.Parse(reference); err == nil && desc.Digest != want {
+		return ocispec.Descriptor{}, nil, fmt.Errorf("%w: asked for manifest %s, the registry answered with %s", ErrDigestMismatch, want, desc.Digest)
+	}
+	raw, err := content.ReadAll(rc, desc)
+	if err != nil {
+		if errors.Is(err, content.ErrMismatchedDigest) {
+			err = fmt.Errorf("%w: manifest: %w", ErrDigestMismatch, err)
+		}
+		return ocispec.Descriptor{}, nil, err
+	}
+	return desc, raw, nil
+}
+
+// plan says how to get the module of a manifest: exactly one of its
+// fields is set.
+type plan struct {
+	layer ocispec.Descriptor   // a Hangar artifact: this layer is the module
+	image []ocispec.Descriptor // a container image: these layers hold /plugin.wasm
+	child *ocispec.Descriptor  // an image index: this image manifest holds the plugin
+}
+
+// planPull checks that a manifest is a Hangar plugin artifact, a container
+// image in hyper-mcp's layout, or an index of one such image, and says how
+// to get its module.
+func planPull(desc ocispec.Descriptor, raw []byte) (plan, error) {
+	switch desc.MediaType {
+	case ocispec.MediaTypeImageIndex, mediaTypeDockerList:
+		child, err := indexImage(desc, raw)
+		if err != nil {
+			return plan{}, err
+		}
+		return plan{child: &child}, nil
+	case ocispec.MediaTypeImageManifest, mediaTypeDockerManifest:
+	default:
+		return plan{}, fmt.Errorf("%w: the manifest's media type is %q, want %q (or a container image holding /plugin.wasm)", ErrMediaType, desc.MediaType, ocispec.MediaTypeImageManifest)
+	}
+	var m ocispec.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return plan{}, fmt.Errorf("%w: invalid manifest: %v", ErrMediaType, err)
+	}
+	if m.MediaType != "" && m.MediaType != desc.MediaType {
+		return plan{}, fmt.Errorf("%w: the manifest says its media type is %q, the registry %q", ErrMediaType, m.MediaType, desc.MediaType)
+	}
+	if m.ArtifactType == "" && isImageConfig(m.Config.MediaType) {
+		layers, err := imageLayers(m)
+		if err != nil {
+			return plan{}, err
+		}
+		return plan{image: layers}, nil
+	}
+	layer, err := pluginLayer(m)
+	if err != nil {
+		return plan{}, err
+	}
+	return plan{layer: layer}, nil
 }
 
 // pluginLayer checks that a manifest is a Hangar plugin and returns the
 // descriptor of its module.
-func pluginLayer(desc ocispec.Descriptor, raw []byte) (ocispec.Descriptor, error) {
-	if desc.MediaType != ocispec.MediaTypeImageManifest {
-		return ocispec.Descriptor{}, fmt.Errorf("%w: the manifest's media type is %q, want %q", ErrMediaType, desc.MediaType, ocispec.MediaTypeImageManifest)
-	}
-	var m ocispec.Manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("%w: invalid manifest: %v", ErrMediaType, err)
-	}
+func pluginLayer(m ocispec.Manifest) (ocispec.Descriptor, error) {
 	switch {
 	case m.MediaType != ocispec.MediaTypeImageManifest:
-		return ocispec.Descriptor{}, fmt.Errorf("%w: the manifest says its media type is %q, want %q", ErrMediaType, m.MediaType, ocispec.MediaTypeImageManifest)
+		return ocispec.Descriptor{}, fmt.Errorf("%w: the manifest's media type is %q, want %q", ErrMediaType, m.MediaType, ocispec.MediaTypeImageManifest)
 	case m.ArtifactType != ArtifactType:
 		return ocispec.Descriptor{}, fmt.Errorf("%w: artifactType is %q, want %q", ErrMediaType, m.ArtifactType, ArtifactType)
 	case m.Config.MediaType != ocispec.MediaTypeEmptyJSON:
@@ -222,13 +337,21 @@ func pluginLayer(desc ocispec.Descriptor, raw []byte) (ocispec.Descriptor, error
 		return ocispec.Descriptor{}, fmt.Errorf("%w: the layer's media type is %q, want %q", ErrMediaType, m.Layers[0].MediaType, LayerMediaType)
 	}
 	layer := m.Layers[0]
-	if err := layer.Digest.Validate(); err != nil || layer.Digest.Algorithm() != digest.SHA256 {
-		return ocispec.Descriptor{}, fmt.Errorf("%w: the layer's digest %q is not a valid sha256 digest", ErrMediaType, layer.Digest)
-	}
-	if layer.Size < 0 {
-		return ocispec.Descriptor{}, fmt.Errorf("%w: the layer's size is negative", ErrMediaType)
+	if err := checkDescriptor(layer); err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("%w: the layer's %w", ErrMediaType, err)
 	}
 	return layer, nil
+}
+
+// checkDescriptor checks a descriptor's digest (sha256) and size.
+func checkDescriptor(d ocispec.Descriptor) error {
+	if err := d.Digest.Validate(); err != nil || d.Digest.Algorithm() != digest.SHA256 {
+		return fmt.Errorf("digest %q is not a valid sha256 digest", d.Digest)
+	}
+	if d.Size < 0 {
+		return errors.New("size is negative")
+	}
+	return nil
 }
 
 // Pushed describes a published plugin.
@@ -243,7 +366,12 @@ type Pushed struct {
 // name becomes the layer's title annotation (a file name, such as
 // "hello.wasm"). The manifest carries no timestamp, so pushing the same
 // module under the same name gives the same digest.
-func (r *Resolver) Push(ctx context.Context, wasm []byte, name, dst string) (Pushed, error) {
+func (r *Resolver) Push(ctx context.Context, wasm []byte, name, dst string) (_ Pushed, err error) {
+	ctx, cancel, done := r.withDeadline(ctx)
+	defer func() {
+		err = done(err)
+		cancel()
+	}()
 	ref, problem := config.ParseOCIReference(dst)
 	if problem != "" {
 		return Pushed{}, fmt.Errorf("invalid oci reference %q: %s", dst, problem)

@@ -43,11 +43,19 @@ var (
 	ErrInsecureRedirect = errors.New("redirect to an insecure URL")
 	// ErrBadLock: the lock file is malformed.
 	ErrBadLock = errors.New("malformed lock file")
+	// ErrTimeout: fetching a source over the network took longer than
+	// Resolver.Timeout.
+	ErrTimeout = errors.New("timed out")
 )
 
 // DefaultMaxSize is the largest module Resolve accepts unless
 // Resolver.MaxSize says otherwise.
-const DefaultMaxSize int64 = 512 << 20
+const DefaultMaxSize = config.MaxModuleSize
+
+// DefaultTimeout bounds the time Resolve, Fetch and Push may spend on the
+// network for one source (all requests and retries, the download
+// included) unless Resolver.Timeout says otherwise.
+const DefaultTimeout = 2 * time.Minute
 
 // maxManifestSize bounds the manifests Resolve reads.
 const maxManifestSize = 4 << 20
@@ -70,15 +78,18 @@ type Artifact struct {
 	Source   string // the source it was resolved from, as configured
 	Manifest string // for oci:// sources, the manifest's digest "sha256:<hex>"; "" otherwise
 	Locked   bool   // the digest came from the lock file rather than from resolving the source
+
+	max int64 // the size limit Read applies; 0: DefaultMaxSize
 }
 
 // SHA256 returns the module's SHA-256 as 64 hex digits.
 func (a Artifact) SHA256() string { return strings.TrimPrefix(a.Digest, "sha256:") }
 
 // Read returns the module's bytes, checking them against Digest, so that a
-// file changed since it was resolved is refused (ErrDigestMismatch).
+// file changed since it was resolved is refused (ErrDigestMismatch). Like
+// ReadModule it reads only a regular file within the Resolver's MaxSize.
 func (a Artifact) Read() ([]byte, error) {
-	b, err := os.ReadFile(a.Path)
+	b, err := ReadModule(a.Path, a.max)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +133,11 @@ type Resolver struct {
 	LoopbackTLS bool
 	// MaxSize bounds the size of a module; 0 means DefaultMaxSize.
 	MaxSize int64
+	// Timeout bounds the time spent on the network for one source: every
+	// request, retry and download of one Resolve, Fetch or Push together.
+	// 0 means DefaultTimeout; the caller's context can end it sooner (a
+	// cancelled context, as on SIGTERM, stops a download at once).
+	Timeout time.Duration
 	// Logger receives warnings (such as a plugin run without signature
 	// verification) and progress. nil: discarded.
 	Logger *slog.Logger
@@ -134,6 +150,29 @@ func (r *Resolver) maxSize() int64 {
 		return r.MaxSize
 	}
 	return DefaultMaxSize
+}
+
+func (r *Resolver) timeout() time.Duration {
+	if r.Timeout > 0 {
+		return r.Timeout
+	}
+	return DefaultTimeout
+}
+
+// withDeadline bounds ctx by the Resolver's Timeout; done turns an error
+// caused by that deadline into one wrapping ErrTimeout.
+func (r *Resolver) withDeadline(ctx context.Context) (context.Context, context.CancelFunc, func(error) error) {
+	tctx, cancel := context.WithTimeoutCause(ctx, r.timeout(), ErrTimeout)
+	done := func(err error) error {
+		if err == nil || ctx.Err() != nil || !errors.Is(context.Cause(tctx), ErrTimeout) {
+			return err
+		}
+		if errors.Is(err, ErrTimeout) {
+			return fmt.Errorf("%w (the limit for fetching one source is %s)", err, r.timeout())
+		}
+		return fmt.Errorf("%w after %s, the limit for fetching one source: %w", ErrTimeout, r.timeout(), err)
+	}
+	return tctx, cancel, done
 }
 
 func (r *Resolver) log() *slog.Logger {
@@ -152,11 +191,17 @@ func (r *Resolver) log() *slog.Logger {
 //     and otherwise downloaded and checked against it;
 //   - an oci:// source with a usable Lock entry (same source, same sha256
 //     pin if any, same signature policy) resolves to the locked manifest:
-//     from the cache when the module is there, else fetched by the locked
-//     digest, so a tag that moved does not change what runs. Otherwise the
-//     reference is resolved in the registry, the manifest's media types are
-//     checked, its signature verified under spec.Verify, and the layer
-//     fetched and checked against its digest and spec.SHA256.
+//     from the cache when the module is there and the cache records that
+//     this manifest was verified under this policy with exactly this
+//     module, else fetched by the locked digest and verified again, so a
+//     tag that moved does not change what runs and an edited lock file
+//     cannot swap the module. Otherwise the reference is resolved in the
+//     registry, the manifest's media types are checked, its signature
+//     verified under spec.Verify, and the module (the layer of a Hangar
+//     artifact, or /plugin.wasm of a container image) fetched and checked
+//     against its digest and spec.SHA256.
+//
+// Network work for one source is bounded by Timeout and by ctx.
 func (r *Resolver) Resolve(ctx context.Context, spec config.Plugin) (Artifact, error) {
 	var (
 		a   Artifact
@@ -165,16 +210,23 @@ func (r *Resolver) Resolve(ctx context.Context, spec config.Plugin) (Artifact, e
 	switch spec.Kind {
 	case config.SourceFile, "":
 		a, err = r.resolveFile(spec)
-	case config.SourceHTTPS:
-		a, err = r.resolveHTTPS(ctx, spec)
-	case config.SourceOCI:
-		a, err = r.resolveOCI(ctx, spec)
+	case config.SourceHTTPS, config.SourceOCI:
+		r.cache().clean()
+		tctx, cancel, done := r.withDeadline(ctx)
+		if spec.Kind == config.SourceHTTPS {
+			a, err = r.resolveHTTPS(tctx, spec)
+		} else {
+			a, err = r.resolveOCI(tctx, spec)
+		}
+		err = done(err)
+		cancel()
 	default:
 		err = fmt.Errorf("unknown source kind %q", spec.Kind)
 	}
 	if err != nil {
 		return Artifact{}, err
 	}
+	a.max = r.maxSize()
 	if r.Lock != nil {
 		e := LockEntry{Source: spec.Source, SHA256: a.SHA256(), Manifest: a.Manifest}
 		if spec.Kind == config.SourceOCI {
@@ -193,7 +245,7 @@ func (r *Resolver) resolveFile(spec config.Plugin) (Artifact, error) {
 	if path == "" {
 		path = spec.Source
 	}
-	h, err := hashFile(path)
+	h, err := hashRegular(path, r.maxSize())
 	if err != nil {
 		return Artifact{}, err
 	}
@@ -216,7 +268,14 @@ func (r *Resolver) resolveHTTPS(ctx context.Context, spec config.Plugin) (Artifa
 // its digest), or an oci:// reference (whose layer is checked against
 // sha256 when given). Caching is harmless: a cached module is used only
 // for a configured plugin whose pin, or lock entry, names its digest.
-func (r *Resolver) Fetch(ctx context.Context, src, sha256 string) (Artifact, error) {
+func (r *Resolver) Fetch(ctx context.Context, src, sha256 string) (a Artifact, err error) {
+	r.cache().clean()
+	ctx, cancel, done := r.withDeadline(ctx)
+	defer func() {
+		err = done(err)
+		cancel()
+		a.max = r.maxSize()
+	}()
 	switch {
 	case strings.HasPrefix(src, "https://"):
 		return r.fetchHTTPS(ctx, src, sha256)

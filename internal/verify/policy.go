@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/root"
@@ -98,11 +99,16 @@ func FromConfig(v config.Verify) (*Policy, error) {
 
 // ReadPublicKey reads a PEM public key file (see [ParsePublicKey]).
 func ReadPublicKey(path string) (crypto.PublicKey, error) {
-	f, err := os.Open(path)
+	// Opened without blocking and checked on the descriptor: a FIFO or a
+	// device is refused, not read.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: public key: %w", ErrPolicy, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: public key %s: not a regular file", ErrPolicy, path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: public key %s: %w", ErrPolicy, path, err)
