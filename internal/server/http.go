@@ -22,8 +22,19 @@ type HTTPOptions struct {
 	// 127.0.0.1 and [::1] (with any port): a request naming another host is
 	// refused, which defeats DNS rebinding.
 	AllowedHosts []string
-	// SessionTimeout closes sessions idle for that long; zero means never.
+	// SessionTimeout closes sessions that have had no request for that long;
+	// zero means never.
 	SessionTimeout time.Duration
+	// MaxSessions caps the sessions open at once; zero means no cap. A
+	// client that would open one more gets HTTP 503 with a JSON-RPC error,
+	// and the open sessions are unaffected.
+	MaxSessions int
+	// ReadTimeout bounds the reading of a request's body; zero means none.
+	ReadTimeout time.Duration
+	// WriteTimeout closes the connection of a client that accepts none of a
+	// write to it for that long (a stalled reader); zero means never. It
+	// bounds each write, not the life of a stream.
+	WriteTimeout time.Duration
 }
 
 // Path is where the HTTP handler serves MCP.
@@ -31,6 +42,11 @@ const Path = "/mcp"
 
 // HTTPHandler serves the server over Streamable HTTP at [Path], with
 // sessions, resumable streams, and Host and Origin checks.
+//
+// A session's calls are cancelled when it is deleted or expires, and a
+// call is cancelled when the connection of the request that carried it is
+// lost; the plugin running it is interrupted. A request pending when its
+// session is deleted is answered with a JSON-RPC error.
 func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -44,7 +60,7 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		DisableLocalhostProtection: true,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(Path, guard(h, o))
+	mux.Handle(Path, guard(s.bounded(h, o), o))
 	return mux
 }
 
