@@ -58,6 +58,7 @@ type session struct {
 
 // httpRequest is an HTTP request in progress that carries MCP calls.
 type httpRequest struct {
+	session string          // its Mcp-Session-Id
 	ctx     context.Context // ends with the request, or when its connection is lost
 	lost    context.CancelFunc
 	running atomic.Int32 // its calls in progress
@@ -120,9 +121,9 @@ const requestHeader = "Hangar-Internal-Request"
 
 // trackRequest registers an HTTP request that may carry calls, and returns
 // it with a function to call when it is done.
-func (t *tracker) trackRequest(r *http.Request) (*httpRequest, func()) {
+func (t *tracker) trackRequest(r *http.Request, session string) (*httpRequest, func()) {
 	tok := strconv.FormatUint(t.seq.Add(1), 36)
-	hr := &httpRequest{}
+	hr := &httpRequest{session: session}
 	hr.ctx, hr.lost = context.WithCancel(r.Context())
 	r.Header.Set(requestHeader, tok)
 	t.mu.Lock()
@@ -133,6 +134,28 @@ func (t *tracker) trackRequest(r *http.Request) (*httpRequest, func()) {
 		delete(t.requests, tok)
 		t.mu.Unlock()
 		hr.lost()
+	}
+}
+
+// waitRequests waits, for at most limit, until no HTTP request of the
+// session with the given ID ("" means any) is in progress: their answers
+// are then written.
+func (t *tracker) waitRequests(session string, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		busy := false
+		t.mu.Lock()
+		for _, hr := range t.requests {
+			if session == "" || hr.session == session {
+				busy = true
+				break
+			}
+		}
+		t.mu.Unlock()
+		if !busy {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -210,6 +233,16 @@ const cancelGrace = 5 * time.Second
 // cancelled.
 func (s *Server) Drain(ctx context.Context) int {
 	t := s.calls
+	n := t.drain(ctx)
+	if n > 0 {
+		s.log.Warn("drain timeout: calls still running were cancelled", "calls", n)
+	}
+	// The answers are on their way: let their HTTP requests write them.
+	t.waitRequests("", cancelGrace)
+	return n
+}
+
+func (t *tracker) drain(ctx context.Context) int {
 	t.mu.Lock()
 	t.draining = true
 	if t.active == 0 {
@@ -233,7 +266,6 @@ func (s *Server) Drain(ctx context.Context) int {
 	select {
 	case <-idle:
 	case <-timer.C:
-		s.log.Warn("calls still running after the drain timeout and cancellation", "calls", n)
 	}
 	return n
 }

@@ -36,9 +36,12 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 		id := r.Header.Get(sessionIDHeader)
 		switch {
 		case r.Method == http.MethodDelete && id != "":
-			// End the session's calls first: the SDK's close waits for
-			// them, and their requests get a JSON-RPC error.
-			s.endSession(id, errSessionClosed)
+			// End the session's calls first, and let their requests carry
+			// the JSON-RPC errors that answer them: once the SDK closes the
+			// session, it writes nothing more.
+			if s.endSession(id, errSessionClosed) {
+				s.calls.waitRequests(id, cancelGrace)
+			}
 			next.ServeHTTP(w, r)
 		case r.Method != http.MethodPost:
 			next.ServeHTTP(w, r)
@@ -59,7 +62,7 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 			next.ServeHTTP(w, r)
 			s.watchSession(w.Header().Get(sessionIDHeader), func() { live.Add(-1) })
 		default:
-			hr, done := s.calls.trackRequest(r)
+			hr, done := s.calls.trackRequest(r, id)
 			defer done()
 			if wd != nil {
 				wd.failed = hr.lost
