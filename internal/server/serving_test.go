@@ -209,16 +209,22 @@ func waitBusy(t *testing.T, p *plugin.Plugin) {
 
 // TestStalledClientsDoNotHoldThePlugin: two clients flood themselves with
 // log messages and progress notifications and never read them. The plugin
-// (one instance, a call timeout of 30 s) finishes both calls at once, and a
-// third client is served within seconds. Before notifications were queued,
-// each flood held the plugin until the call timeout.
+// (one instance, a call timeout of 2 minutes) finishes both calls as fast
+// as it can send, and a third client is served. Before notifications were
+// queued, each flood held the plugin for as long as its client did not read
+// (here, to the end of the test).
 func TestStalledClientsDoNotHoldThePlugin(t *testing.T) {
-	p := floodPlugin(t, "flood", config.Limits{MaxInstances: 1, CallTimeout: 30 * time.Second})
+	p := floodPlugin(t, "flood", config.Limits{MaxInstances: 1, CallTimeout: 2 * time.Minute})
 	s := newServer(t, nil, server.Mount{Plugin: p})
 	url := serveHTTP(t, s, nil) // no write timeout: the queue alone must do
 
 	start := time.Now()
+	stop := make(chan struct{})
 	var stalled sync.WaitGroup
+	t.Cleanup(func() {
+		close(stop)
+		stalled.Wait()
+	})
 	for i, kind := range []string{"log", "progress"} {
 		c := newRawClient(t, url)
 		if code, body := c.initialize(); code != http.StatusOK {
@@ -234,7 +240,7 @@ func TestStalledClientsDoNotHoldThePlugin(t *testing.T) {
 			defer stalled.Done()
 			params := map[string]any{
 				"name":      "flood",
-				"arguments": map[string]any{"kind": kind, "n": 8000, "size": 4096},
+				"arguments": map[string]any{"kind": kind, "n": 5000, "size": 4096},
 				"_meta":     map[string]any{"progressToken": "tok" + strconv.Itoa(i)},
 			}
 			resp, err := c.post(context.Background(), "tools/call", params, false)
@@ -242,12 +248,12 @@ func TestStalledClientsDoNotHoldThePlugin(t *testing.T) {
 				return
 			}
 			// Never read: hold the response open until the test ends.
-			time.Sleep(25 * time.Second)
+			<-stop
 			resp.Body.Close()
 		}()
 	}
 	time.Sleep(200 * time.Millisecond)
-	held := waitIdle(t, p, 15*time.Second)
+	held := waitIdle(t, p, time.Minute)
 	t.Logf("plugin free %v after the floods started (%v after waiting began)", time.Since(start).Round(time.Millisecond), held.Round(time.Millisecond))
 
 	cs := httpClient(t, url)
