@@ -138,7 +138,9 @@ func (m *mount) promptHandler(name string) mcp.PromptHandler {
 			return nil, err
 		}
 		defer end()
-		res, err = onCurrent(m, func(m *mount) (*mcp.GetPromptResult, error) { return m.Plugin.GetPrompt(ctx, c, name, req.Params.Arguments) })
+		res, err = onCurrent(m, func(m *mount) (*mcp.GetPromptResult, error) {
+			return m.Plugin.GetPrompt(ctx, c, name, req.Params.Arguments)
+		})
 		if err != nil {
 			return nil, requestError(err)
 		}

@@ -37,10 +37,10 @@ type notifier struct {
 }
 
 type note struct {
-	seq    uint64
-	ctx    context.Context // the call's: the SDK sends the note on its stream
-	send   func(ctx context.Context) error
-	token  any // progress token, for progress notes
+	seq   uint64
+	ctx   context.Context // the call's: the SDK sends the note on its stream
+	send  func(ctx context.Context) error
+	token any // progress token, for progress notes
 }
 
 func (n *notifier) init(ss *mcp.ServerSession) {
