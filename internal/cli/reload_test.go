@@ -72,3 +72,25 @@ func TestFileWatchStatsBeforeReading(t *testing.T) {
 		t.Errorf("missing file read %d times", w.hashes-n)
 	}
 }
+
+// TestConnectionsFor: the default connection cap leaves a quarter of the
+// open-file limit (at least 64 descriptors) to everything else.
+func TestConnectionsFor(t *testing.T) {
+	for _, tc := range []struct {
+		limit uint64
+		want  int
+	}{
+		{1024, 768},
+		{20000, 15000},
+		{200, 136},
+		{64, 16},
+		{1 << 40, 1_000_000},
+	} {
+		if got := connectionsFor(tc.limit); got != tc.want {
+			t.Errorf("connectionsFor(%d) = %d, want %d", tc.limit, got, tc.want)
+		}
+	}
+	if n := connectionLimit(); n < 16 || n > 1_000_000 {
+		t.Errorf("connectionLimit() = %d", n)
+	}
+}

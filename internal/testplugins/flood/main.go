@@ -7,7 +7,8 @@
 //	flood     {kind: "log" | "progress", n: integer, size: integer}: sends n log
 //	          messages (level info) or n progress notifications, each with
 //	          a text of size bytes; answers "sent <n>"
-//	sleep_ms  {ms: integer}: busy-waits ms milliseconds; answers "slept <ms>ms"
+//	sleep_ms  {ms: integer}: reports progress 0 (if the request has a progress
+//	          token), busy-waits ms milliseconds; answers "slept <ms>ms"
 //	echo      {text: string}: answers text
 //
 // Build: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o flood.wasm ./internal/testplugins/flood
@@ -67,11 +68,14 @@ func flood(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, err
 	return pdk.TextResult(fmt.Sprintf("sent %d", args.N)), nil
 }
 
-func sleepMS(_ *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+func sleepMS(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
 	var args struct {
 		MS int64 `json:"ms"`
 	}
 	if err := req.BindArguments(&args); err != nil {
+		return nil, err
+	}
+	if err := ctx.Progress(&pdk.ProgressParams{Progress: 0, Message: "started"}); err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(time.Duration(args.MS) * time.Millisecond)
