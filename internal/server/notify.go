@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"sync"
 	"time"
@@ -9,9 +10,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// notifyQueue is how many notifications a session holds for its client
-// before it drops log messages and merges progress notifications.
-const notifyQueue = 64
+// A session holds at most notifyQueue notifications, of notifyBytes in
+// all, for its client; beyond that it drops log messages and merges
+// progress notifications.
+const (
+	notifyQueue = 64
+	notifyBytes = 4 << 20
+)
 
 // flushWait bounds how long a call's end waits for its notifications to be
 // written before the answer. It holds no plugin instance.
@@ -32,6 +37,7 @@ type notifier struct {
 	moved   chan struct{} // closed and replaced when written advances
 	wake    chan struct{} // signals the writer (buffered, 1)
 	running bool          // the writer goroutine is started
+	bytes   int           // the queue's size
 	closed  bool
 	dropped int
 }
@@ -41,6 +47,7 @@ type note struct {
 	ctx   context.Context // the call's: the SDK sends the note on its stream
 	send  func(ctx context.Context) error
 	token any // progress token, for progress notes
+	size  int // about the size of its JSON
 }
 
 func (n *notifier) init(ss *mcp.ServerSession) {
@@ -59,22 +66,24 @@ func (n *notifier) push(nt *note, essential bool) uint64 {
 	if n.closed {
 		return 0
 	}
-	if len(n.queue) >= notifyQueue {
+	if len(n.queue) >= notifyQueue || n.bytes+nt.size > notifyBytes {
 		if nt.token != nil {
 			for _, q := range n.queue {
-				if q.token != nil && reflect.DeepEqual(q.token, nt.token) {
-					q.send, q.ctx = nt.send, nt.ctx
+				if q.token != nil && reflect.DeepEqual(q.token, nt.token) && n.bytes-q.size+nt.size <= notifyBytes {
+					n.bytes += nt.size - q.size
+					q.send, q.ctx, q.size = nt.send, nt.ctx, nt.size
 					return q.seq
 				}
 			}
 		}
-		if !essential || len(n.queue) >= 2*notifyQueue {
+		if !essential || len(n.queue) >= 2*notifyQueue || n.bytes+nt.size > 2*notifyBytes {
 			n.dropped++
 			return 0
 		}
 	}
 	n.seq++
 	nt.seq = n.seq
+	n.bytes += nt.size
 	n.queue = append(n.queue, nt)
 	if !n.running {
 		n.running = true
@@ -85,6 +94,20 @@ func (n *notifier) push(nt *note, essential bool) uint64 {
 	default:
 	}
 	return nt.seq
+}
+
+// sizeOf is about the size of v as JSON.
+func sizeOf(v any) int {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case string:
+		return len(v)
+	case json.RawMessage:
+		return len(v)
+	}
+	b, _ := json.Marshal(v)
+	return len(b)
 }
 
 // run writes queued notes until the notifier is closed.
@@ -103,6 +126,7 @@ func (n *notifier) run() {
 		nt := n.queue[0]
 		n.queue[0] = nil
 		n.queue = n.queue[1:]
+		n.bytes -= nt.size
 		if len(n.queue) == 0 {
 			n.queue = nil
 		}
@@ -151,6 +175,7 @@ func (n *notifier) close() {
 	}
 	n.closed = true
 	n.queue = nil
+	n.bytes = 0
 	close(n.moved)
 	n.moved = make(chan struct{})
 	if n.wake != nil {

@@ -52,17 +52,17 @@ func (h *sessionHost) ListRoots(ctx context.Context) (*mcp.ListRootsResult, erro
 // Log queues a log message for the client; it never waits for the client
 // (see notifier).
 func (h *sessionHost) Log(ctx context.Context, params *mcp.LoggingMessageParams) error {
-	return h.queue(&note{ctx: ctx, send: func(ctx context.Context) error { return h.ss.Log(ctx, params) }}, false)
+	return h.queue(&note{ctx: ctx, size: 64 + len(params.Logger) + sizeOf(params.Data), send: func(ctx context.Context) error { return h.ss.Log(ctx, params) }}, false)
 }
 
 // NotifyProgress queues a progress notification for the client; when the
 // queue is full, it replaces the queued one for the same token.
 func (h *sessionHost) NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error {
-	return h.queue(&note{ctx: ctx, token: params.ProgressToken, send: func(ctx context.Context) error { return h.ss.NotifyProgress(ctx, params) }}, false)
+	return h.queue(&note{ctx: ctx, token: params.ProgressToken, size: 96 + len(params.Message), send: func(ctx context.Context) error { return h.ss.NotifyProgress(ctx, params) }}, false)
 }
 
 func (h *sessionHost) NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error {
-	return h.queue(&note{ctx: ctx, send: func(ctx context.Context) error { return h.ss.NotifyElicitationComplete(ctx, params) }}, true)
+	return h.queue(&note{ctx: ctx, size: 64 + len(params.ElicitationID), send: func(ctx context.Context) error { return h.ss.NotifyElicitationComplete(ctx, params) }}, true)
 }
 
 func (h *sessionHost) queue(n *note, essential bool) error {
