@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -645,4 +646,61 @@ func TestDrain(t *testing.T) {
 	if finished != 4 || cancelled != 1 || n != 1 {
 		t.Errorf("finished %d, cancelled %d, Drain reported %d; want 4, 1, 1", finished, cancelled, n)
 	}
+}
+
+// TestSlowBodyIsCut: a client that sends a request's header and then
+// dribbles its body loses the connection after the read timeout.
+func TestSlowBodyIsCut(t *testing.T) {
+	p := floodPlugin(t, "flood", config.Limits{MaxInstances: 1})
+	s := newServer(t, nil, server.Mount{Plugin: p})
+	url := serveHTTP(t, s, &server.HTTPOptions{ReadTimeout: 500 * time.Millisecond})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(strings.TrimSuffix(url, server.Path), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", server.Path)
+	start := time.Now()
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, _ := io.ReadAll(conn) // until the server closes
+	if time.Since(start) > 15*time.Second {
+		t.Fatalf("connection held %v with a body that never came", time.Since(start))
+	}
+	t.Logf("slow body cut after %v: %q", time.Since(start).Round(time.Millisecond), firstLine(string(resp)))
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\r\n")
+	return line
+}
+
+// TestStalledClientLosesItsConnection: with a write timeout, a client that
+// stops reading has its connection closed: the stream it stalled on ends
+// without the answer, and the server holds nothing for it.
+func TestStalledClientLosesItsConnection(t *testing.T) {
+	p := floodPlugin(t, "flood", config.Limits{MaxInstances: 1, CallTimeout: 2 * time.Minute})
+	s := newServer(t, nil, server.Mount{Plugin: p})
+	url := serveHTTP(t, s, &server.HTTPOptions{WriteTimeout: time.Second})
+	c := newRawClient(t, url)
+	if code, body := c.initialize(); code != http.StatusOK {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	if _, err := c.call(context.Background(), "logging/setLevel", map[string]any{"level": "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.post(context.Background(), "tools/call", map[string]any{
+		"name": "flood", "arguments": map[string]any{"kind": "log", "n": 5000, "size": 4096},
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	waitIdle(t, p, time.Minute)
+	time.Sleep(3 * time.Second) // stalled for longer than the write timeout
+	start := time.Now()
+	answer, notes, err := readAnswer(resp)
+	if err == nil {
+		t.Fatalf("the stalled stream still carried the answer %v after %d notifications", answer, len(notes))
+	}
+	t.Logf("after the stall: %d notifications read, then %v (%v)", len(notes), err, time.Since(start).Round(time.Millisecond))
 }
