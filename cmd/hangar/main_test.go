@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -472,5 +474,72 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("hangar did not stop after the drain")
+	}
+}
+
+// TestServeConnectionCap: with http.max_connections, connections beyond the
+// cap wait to be served; once others close, they are.
+func TestServeConnectionCap(t *testing.T) {
+	legacy := testutil.BuildPlugin(t, "./internal/testplugins/legacy")
+	cfg := writeConfig(t, "http:\n  addr: 127.0.0.1:0\n  max_connections: 3\n  read_header_timeout: 1m\nplugins:\n  - {name: p, path: "+legacy+"}\n")
+	cmd := exec.Command(hangar, "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	urlRE := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/mcp`)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatal("hangar did not log its URL")
+	}
+	get := func(timeout time.Duration) error {
+		c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Get("http://" + addr + "/nothing")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(30 * time.Second); err != nil {
+		t.Fatalf("before the cap: %v", err)
+	}
+	// Three connections that send nothing take every place.
+	var idle []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	time.Sleep(500 * time.Millisecond) // let the server accept them
+	if err := get(2 * time.Second); err == nil {
+		t.Fatal("a fourth connection was served beyond max_connections: 3")
+	}
+	for _, c := range idle {
+		c.Close()
+	}
+	if err := get(30 * time.Second); err != nil {
+		t.Fatalf("after the idle connections closed: %v", err)
 	}
 }
