@@ -25,6 +25,9 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 		if o.WriteTimeout > 0 {
 			wd = &writeDeadline{ResponseWriter: w, rc: http.NewResponseController(w), d: o.WriteTimeout}
 			w = wd
+			// A deadline left by the connection's previous request must not
+			// cut this one's answer, written after the handler.
+			wd.extend()
 		}
 		if o.ReadTimeout > 0 {
 			rc := http.NewResponseController(w)
@@ -112,8 +115,15 @@ type writeDeadline struct {
 	failed func() // called when a write fails: the client is gone
 }
 
+func (w *writeDeadline) extend() { w.rc.SetWriteDeadline(time.Now().Add(w.d)) }
+
+func (w *writeDeadline) WriteHeader(code int) {
+	w.extend()
+	w.ResponseWriter.WriteHeader(code)
+}
+
 func (w *writeDeadline) Write(p []byte) (int, error) {
-	w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	w.extend()
 	n, err := w.ResponseWriter.Write(p)
 	if err != nil && w.failed != nil {
 		w.failed()
@@ -122,7 +132,7 @@ func (w *writeDeadline) Write(p []byte) (int, error) {
 }
 
 func (w *writeDeadline) Flush() {
-	w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	w.extend()
 	w.rc.Flush()
 }
 

@@ -704,3 +704,30 @@ func TestStalledClientLosesItsConnection(t *testing.T) {
 	}
 	t.Logf("after the stall: %d notifications read, then %v (%v)", len(notes), err, time.Since(start).Round(time.Millisecond))
 }
+
+// TestWriteTimeoutSparesIdleKeepAlive: the write timeout bounds writes, not
+// the idle time of a kept-alive connection before its next request.
+func TestWriteTimeoutSparesIdleKeepAlive(t *testing.T) {
+	p := floodPlugin(t, "flood", config.Limits{MaxInstances: 1})
+	s := newServer(t, nil, server.Mount{Plugin: p})
+	c := newRawClient(t, serveHTTP(t, s, &server.HTTPOptions{WriteTimeout: 300 * time.Millisecond}))
+	if code, body := c.initialize(); code != http.StatusOK {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	for range 2 {
+		time.Sleep(time.Second) // idle on the kept-alive connection
+		resp, err := c.post(context.Background(), "notifications/roots/list_changed", nil, true)
+		if err != nil {
+			t.Fatalf("notification after idling: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("notification after idling: status %d", resp.StatusCode)
+		}
+		time.Sleep(time.Second)
+		answer, err := c.call(context.Background(), "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
+		if err != nil || answer["result"] == nil {
+			t.Fatalf("call after idling: %v %v", answer, err)
+		}
+	}
+}
