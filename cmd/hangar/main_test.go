@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -341,4 +343,203 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestServeDrainsOnSIGTERM stops an HTTP server with SIGTERM during eight
+// calls of 3 s and one of two minutes: the eight finish, the long one is
+// answered with an error at the drain timeout, a call made during the
+// drain gets an error, and hangar exits.
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	flood := testutil.BuildPlugin(t, "./internal/testplugins/flood")
+	cfg := writeConfig(t, "http:\n  addr: 127.0.0.1:0\n  drain_timeout: 10s\nplugins:\n  - name: flood\n    path: "+flood+"\n    limits: {max_instances: 9, call_timeout: 5m}\n")
+	cmd := exec.Command(hangar, "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var logs syncBuffer
+	urlRE := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.Write([]byte(sc.Text() + "\n"))
+			if u := urlRE.FindString(sc.Text()); u != "" {
+				select {
+				case found <- u:
+				default:
+				}
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatal("hangar did not log its URL")
+	}
+
+	ctx := context.Background()
+	started := make(chan any, 16)
+	connect := func() *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "drain-test", Version: "1"}, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				started <- req.Params.ProgressToken
+			},
+		}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	type result struct {
+		text string
+		err  error
+	}
+	results := make(chan result, 9)
+	for i := range 9 {
+		cs := connect()
+		ms := 3000
+		if i == 8 {
+			ms = 120000
+		}
+		go func() {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+				Name: "sleep_ms", Arguments: map[string]any{"ms": ms},
+				Meta: mcp.Meta{"progressToken": fmt.Sprint("call", i)},
+			})
+			if err != nil {
+				results <- result{err: err}
+				return
+			}
+			results <- result{text: res.Content[0].(*mcp.TextContent).Text}
+		}()
+	}
+	late := connect()
+	for range 9 {
+		select {
+		case <-started:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("the calls did not start; log:\n%s", logs.String())
+		}
+	}
+
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "letting calls in progress finish") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no drain in the log:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := late.CallTool(ctx, &mcp.CallToolParams{Name: "sleep_ms", Arguments: map[string]any{"ms": 1}}); err == nil || !strings.Contains(err.Error(), "shutting down") {
+		t.Errorf("call during the drain: err = %v, want a shutting-down error", err)
+	}
+
+	finished, cancelled := 0, 0
+	for range 9 {
+		select {
+		case r := <-results:
+			switch {
+			case r.err == nil && r.text == "slept 3000ms":
+				finished++
+			case r.err != nil && strings.Contains(r.err.Error(), "drain timeout"):
+				cancelled++
+			default:
+				t.Errorf("call: %q, %v", r.text, r.err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("a call got no answer; log:\n%s", logs.String())
+		}
+	}
+	t.Logf("SIGTERM during 9 calls: %d finished, %d answered with an error at the drain timeout (%v after SIGTERM)", finished, cancelled, time.Since(start).Round(time.Millisecond))
+	if finished != 8 || cancelled != 1 {
+		t.Errorf("finished %d, cancelled %d; want 8, 1", finished, cancelled)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("hangar did not stop after the drain")
+	}
+}
+
+// TestServeConnectionCap: with http.max_connections, connections beyond the
+// cap wait to be served; once others close, they are.
+func TestServeConnectionCap(t *testing.T) {
+	legacy := testutil.BuildPlugin(t, "./internal/testplugins/legacy")
+	cfg := writeConfig(t, "http:\n  addr: 127.0.0.1:0\n  max_connections: 3\n  read_header_timeout: 1m\nplugins:\n  - {name: p, path: "+legacy+"}\n")
+	cmd := exec.Command(hangar, "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	urlRE := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/mcp`)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatal("hangar did not log its URL")
+	}
+	get := func(timeout time.Duration) error {
+		c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := c.Get("http://" + addr + "/nothing")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(30 * time.Second); err != nil {
+		t.Fatalf("before the cap: %v", err)
+	}
+	// Three connections that send nothing take every place.
+	var idle []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	time.Sleep(500 * time.Millisecond) // let the server accept them
+	if err := get(2 * time.Second); err == nil {
+		t.Fatal("a fourth connection was served beyond max_connections: 3")
+	}
+	for _, c := range idle {
+		c.Close()
+	}
+	if err := get(30 * time.Second); err != nil {
+		t.Fatalf("after the idle connections closed: %v", err)
+	}
 }

@@ -50,23 +50,61 @@ func (r *reloader) run(ctx context.Context) {
 	defer signal.Stop(hup)
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
-	last := fileHash(r.path)
+	var w fileWatch
+	w.changed(r.path)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
 			r.log.Info("SIGHUP: reloading", "config", r.path)
-			last = fileHash(r.path)
+			w.changed(r.path)
 			r.reload(ctx)
 		case <-t.C:
-			if h := fileHash(r.path); !bytes.Equal(h, last) {
-				last = h
+			if w.changed(r.path) {
 				r.log.Info("configuration changed: reloading", "config", r.path)
 				r.reload(ctx)
 			}
 		}
 	}
+}
+
+// fileWatch notices changes to a file's content. It reads and hashes the
+// file only when its size, modification time or identity (device and inode)
+// differ from what it last saw, so that an unchanged file, however large,
+// costs one stat per check.
+type fileWatch struct {
+	info   os.FileInfo // nil if the file could not be stat'ed
+	hash   []byte
+	hashes int // how many times the file was read
+}
+
+// changed reports whether the file's content differs from the last call's
+// (the first call records it and reports true).
+func (w *fileWatch) changed(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		fi = nil
+	}
+	if w.hashes > 0 && sameStat(fi, w.info) {
+		return false
+	}
+	w.info = fi
+	h := fileHash(path)
+	w.hashes++
+	if w.hashes > 1 && bytes.Equal(h, w.hash) {
+		return false
+	}
+	w.hash = h
+	return true
+}
+
+// sameStat reports whether a and b describe the same file, unchanged.
+func sameStat(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode() && os.SameFile(a, b)
 }
 
 // ignoreHangup keeps SIGHUP from ending a server that has no configuration

@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/netutil"
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/plugin"
@@ -60,7 +62,17 @@ fails to load or check leaves the old set serving, and the log says why.
 The http section takes effect at the next start. Without --config, SIGHUP
 is ignored (with a warning in the log).
 
-Logs go to stderr. SIGINT or SIGTERM stops the server gracefully.`,
+Over HTTP, sessions idle for http.session_idle_timeout are closed, at most
+http.max_sessions are open at once (one more gets HTTP 503), connections are
+capped by http.max_connections (by default from the open-file limit), and a
+client that stops reading loses its connection after http.write_timeout.
+Deleting a session, or losing the connection of a request, cancels its
+calls.
+
+Logs go to stderr. SIGINT or SIGTERM stops the server gracefully: calls in
+progress may finish for http.drain_timeout (also with stdio), then those
+still running are cancelled and answered with an error; requests arriving
+meanwhile get an error.`,
 	flags: func(fs *flag.FlagSet) { new(serveFlags).register(fs) },
 }
 
@@ -79,7 +91,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 
-	cfg := &config.Config{}
+	cfg := &config.Config{HTTP: config.DefaultHTTP()}
 	if f.config != "" {
 		if cfg, err = config.Load(f.config); err != nil {
 			return err
@@ -133,13 +145,37 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 
 	if addr == "" {
-		err := srv.MCP().Run(ctx, &mcp.StdioTransport{})
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
+		return serveStdio(ctx, srv, cfg.HTTP.DrainTimeout, log)
 	}
 	return serveHTTP(ctx, srv, addr, cfg.HTTP, log)
+}
+
+// serveStdio serves srv on stdin and stdout until the client leaves or ctx
+// is done; then calls in progress get drainTimeout to finish.
+func serveStdio(ctx context.Context, srv *server.Server, drainTimeout time.Duration, log *slog.Logger) error {
+	// The session outlives ctx by the drain, so that answers can be sent.
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.MCP().Run(runCtx, &mcp.StdioTransport{}) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	drain(srv, drainTimeout, log)
+	return nil
+}
+
+// drain lets the calls in progress finish, for at most timeout, then
+// cancels the others, which answer with an error.
+func drain(srv *server.Server, timeout time.Duration, log *slog.Logger) {
+	log.Info("stopping: letting calls in progress finish", "drain_timeout", timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if n := srv.Drain(ctx); n > 0 {
+		log.Warn("calls cancelled at the drain timeout", "calls", n)
+	}
 }
 
 // uniqueNames checks that plugins named on the command line do not clash
@@ -155,25 +191,43 @@ func uniqueNames(specs []config.Plugin) error {
 	return nil
 }
 
-// shutdownGrace bounds how long a stopping server waits for requests.
-const shutdownGrace = 10 * time.Second
+// shutdownGrace bounds how long a stopping server waits, after the drain,
+// for the HTTP requests still open.
+const shutdownGrace = 5 * time.Second
+
+// answerGrace is the pause between the drain and the end of the sessions.
+const answerGrace = 250 * time.Millisecond
 
 func serveHTTP(ctx context.Context, srv *server.Server, addr string, hc config.HTTP, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	conns := hc.MaxConnections
+	if conns == 0 {
+		conns = connectionLimit()
+	}
+	ln = netutil.LimitListener(ln, conns)
 	defer plugin.ProtectAddr(ln.Addr())() // plugins never reach Hangar's own server
 	hs := &http.Server{
 		Handler: srv.HTTPHandler(&server.HTTPOptions{
 			AllowedOrigins: hc.AllowedOrigins,
 			AllowedHosts:   hc.AllowedHosts,
 			LegacySSE:      hc.LegacySSE,
+			SessionTimeout: hc.SessionIdleTimeout,
+			MaxSessions:    hc.MaxSessions,
+			ReadTimeout:    hc.ReadTimeout,
+			WriteTimeout:   hc.WriteTimeout,
 		}),
-		ReadHeaderTimeout: 10 * time.Second,
+		// The body's read timeout is the handler's (server.HTTPOptions): the
+		// server's ReadTimeout would also cut off the detection of clients
+		// that go away during a long call.
+		ReadHeaderTimeout: hc.ReadHeaderTimeout,
+		IdleTimeout:       hc.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+server.Path)
+	log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+server.Path,
+		"max_connections", conns, "max_sessions", hc.MaxSessions)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -181,16 +235,39 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, hc config.H
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
+	// Calls in progress finish (or are answered with an error at the drain
+	// timeout) while the listener still takes the requests they may need,
+	// such as a client's answer to an elicitation.
+	drain(srv, hc.DrainTimeout, log)
+	// The answers are written; give clients a moment to take them in before
+	// their event streams end, which some treat as the session's failure.
+	hs.SetKeepAlivesEnabled(false)
+	time.Sleep(answerGrace)
 	// Open event streams would hold Shutdown for the whole grace period:
 	// end the sessions, so that only requests in progress are waited for.
+	var wg sync.WaitGroup
 	for ss := range srv.MCP().Sessions() {
-		ss.Close()
+		wg.Go(func() { ss.Close() })
 	}
+	wg.Wait()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
+}
+
+// fallbackConnections caps HTTP connections when the open-file limit is
+// unknown.
+const fallbackConnections = 4096
+
+// connectionsFor is the connection cap for an open-file limit of n.
+func connectionsFor(n uint64) int {
+	const most = 1_000_000
+	reserve := max(64, n/4)
+	if n <= reserve+16 {
+		return 16
+	}
+	return int(min(n-reserve, most))
 }

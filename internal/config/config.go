@@ -18,6 +18,18 @@ const (
 	DefaultMaxOutput    int64 = 16 << 20 // 16MiB
 )
 
+// Defaults of the http section: bounds on what HTTP clients may hold.
+const (
+	DefaultSessionIdleTimeout = 30 * time.Minute
+	DefaultMaxSessions        = 1000
+	DefaultMaxConnections     = 0 // automatic: from the open-file limit
+	DefaultReadHeaderTimeout  = 10 * time.Second
+	DefaultReadTimeout        = 30 * time.Second
+	DefaultWriteTimeout       = 30 * time.Second
+	DefaultIdleTimeout        = 2 * time.Minute
+	DefaultDrainTimeout       = 10 * time.Second
+)
+
 // PageSize is the size of a WebAssembly memory page, the unit of
 // Limits.MemoryPages.
 const PageSize = 64 << 10
@@ -27,6 +39,7 @@ const (
 	maxMemory       int64 = 4 << 30 // wasm32 address space: 65536 pages
 	maxOutput       int64 = 4 << 30 // no wasm32 plugin can produce more
 	maxMaxInstances       = 1024
+	maxHTTPCount          = 1_000_000 // max_sessions, max_connections
 )
 
 // Config is a validated, fully defaulted Hangar configuration. Treat it as
@@ -36,7 +49,9 @@ type Config struct {
 	Plugins []Plugin // in file order; nil when the file lists none
 }
 
-// HTTP holds the settings for serving Streamable HTTP.
+// HTTP holds the settings for serving Streamable HTTP. After Load or
+// Parse every duration is > 0 and MaxSessions is >= 1; MaxConnections may
+// be 0, meaning "choose from the open-file limit".
 type HTTP struct {
 	Addr           string   // "host:port", or "" when not configured
 	AllowedOrigins []string // normalized "scheme://host[:port]", lower case
@@ -44,6 +59,29 @@ type HTTP struct {
 	// LegacySSE also serves the HTTP+SSE transport of protocol version
 	// 2024-11-05, for older clients, beside Streamable HTTP.
 	LegacySSE bool
+
+	SessionIdleTimeout time.Duration // a session with no request for this long is closed
+	MaxSessions        int           // sessions open at once, 1..1000000
+	MaxConnections     int           // connections open at once, 0 (automatic) or 1..1000000
+	ReadHeaderTimeout  time.Duration // to read a request's header
+	ReadTimeout        time.Duration // to read a request's body
+	WriteTimeout       time.Duration // a write to a client that takes none of it for this long fails
+	IdleTimeout        time.Duration // a keep-alive connection with no request for this long is closed
+	DrainTimeout       time.Duration // on stop, how long calls in progress may go on
+}
+
+// DefaultHTTP returns the http settings of a configuration that sets none.
+func DefaultHTTP() HTTP {
+	return HTTP{
+		SessionIdleTimeout: DefaultSessionIdleTimeout,
+		MaxSessions:        DefaultMaxSessions,
+		MaxConnections:     DefaultMaxConnections,
+		ReadHeaderTimeout:  DefaultReadHeaderTimeout,
+		ReadTimeout:        DefaultReadTimeout,
+		WriteTimeout:       DefaultWriteTimeout,
+		IdleTimeout:        DefaultIdleTimeout,
+		DrainTimeout:       DefaultDrainTimeout,
+	}
 }
 
 // Plugin is one WebAssembly module to host.

@@ -148,7 +148,7 @@ func (d *decoder) err() error {
 
 // decode parses data and returns the configuration; check d.err after.
 func (d *decoder) decode(data []byte) *Config {
-	cfg := &Config{}
+	cfg := &Config{HTTP: DefaultHTTP()}
 	if bytes.HasPrefix(data, []byte("\x00asm")) {
 		d.errorf(nil, "", "this is a WebAssembly module, not a configuration file")
 		return cfg

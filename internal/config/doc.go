@@ -81,6 +81,31 @@
 //     beside /mcp, with the same Host and Origin checks. A boolean. Default:
 //     false (/sse answers 404).
 //
+// The remaining keys bound what HTTP clients can hold. Durations are
+// strings with a unit ("30s", "10m") and must be greater than 0.
+//
+//   - session_idle_timeout: a session that has had no request for this long
+//     is closed, and its client must initialize again. Default 30m.
+//   - max_sessions: sessions open at once, 1 to 1000000. A client that would
+//     open one more gets HTTP 503 with a JSON-RPC error; open sessions are
+//     unaffected. Default 1000.
+//   - max_connections: TCP connections open at once, 0 to 1000000; further
+//     ones wait to be accepted. 0 (the default) means the open-file limit
+//     (RLIMIT_NOFILE) less a reserve for plugins, modules and the cache: a
+//     quarter of it, at least 64.
+//   - read_header_timeout: to read a request's header. Default 10s.
+//   - read_timeout: to read a request's body. Default 30s. Responses and
+//     event streams are not bounded by it.
+//   - write_timeout: a write to a client that accepts none of it for this
+//     long fails, and the connection is closed (a client that stops
+//     reading). It bounds each write, not the life of a stream. Default 30s.
+//   - idle_timeout: a keep-alive connection with no request for this long is
+//     closed. Default 2m.
+//   - drain_timeout: on SIGTERM or SIGINT, how long calls in progress may
+//     go on. Those still running then are cancelled and answered with a
+//     JSON-RPC error; requests that arrive meanwhile get an error (HTTP 503
+//     for a new session). Default 10s.
+//
 // # plugins
 //
 // A list; each item is a mapping:

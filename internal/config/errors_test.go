@@ -165,6 +165,12 @@ func TestErrors(t *testing.T) {
 			`test.yaml:6:21: plugins[0].limits.host_timeout: invalid duration "5 minutes": use a number with a unit (ns, us, ms, s, m, h), such as 30s, 1m30s or 1.5h`}},
 		{"max_instances range", head + "    limits: {max_instances: 1025}\n", []string{
 			`test.yaml:4:29: plugins[0].limits.max_instances: must be between 0 (automatic) and 1024, got 1025`}},
+		{"http bounds", "http:\n  max_sessions: 0\n  max_connections: -1\n  write_timeout: 0s\n  drain_timeout: 10\n  session_timeout: 5m\n", []string{
+			`test.yaml:2:17: http.max_sessions: must be between 1 and 1000000, got 0`,
+			`test.yaml:3:20: http.max_connections: must be between 0 and 1000000, got -1`,
+			`test.yaml:4:18: http.write_timeout: must be greater than 0, got 0s`,
+			`test.yaml:5:18: http.drain_timeout: expected a duration with a unit, such as "30s" or "10m", got the integer 10`,
+			`test.yaml:6:3: http: unknown key "session_timeout"; known keys are addr, allowed_origins, allowed_hosts, legacy_sse, session_idle_timeout, max_sessions, max_connections, read_header_timeout, read_timeout, write_timeout, idle_timeout, drain_timeout`}},
 		{"addr", "http:\n  addr: localhost\n", []string{
 			`test.yaml:2:9: http.addr: invalid address "localhost": want host:port, such as 127.0.0.1:8080 or :8080`}},
 		{"addr port", "http:\n  addr: \"localhost:http\"\n", []string{

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -20,7 +21,7 @@ var (
 
 // Keys of each mapping, in documentation order (used in messages).
 var (
-	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse"}
+	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout"}
 	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants"}
 	limitKeys  = []string{"memory", "call_timeout", "host_timeout", "max_instances", "max_output"}
 	grantKeys  = []string{"allowed_hosts", "allowed_paths", "env"}
@@ -53,8 +54,35 @@ func init() {
 }
 
 func (d *decoder) http(n *yaml.Node, p string) HTTP {
-	var h HTTP
+	h := DefaultHTTP()
 	f := d.mapping(n, p, httpKeys, nil)
+	for _, t := range []struct {
+		key   string
+		field *time.Duration
+	}{
+		{"session_idle_timeout", &h.SessionIdleTimeout},
+		{"read_header_timeout", &h.ReadHeaderTimeout},
+		{"read_timeout", &h.ReadTimeout},
+		{"write_timeout", &h.WriteTimeout},
+		{"idle_timeout", &h.IdleTimeout},
+		{"drain_timeout", &h.DrainTimeout},
+	} {
+		if e, ok := f[t.key]; ok {
+			if v, ok := d.duration(e.val, join(p, t.key)); ok {
+				*t.field = v
+			}
+		}
+	}
+	if e, ok := f["max_sessions"]; ok {
+		if v, ok := d.count(e.val, join(p, "max_sessions"), 1); ok {
+			h.MaxSessions = v
+		}
+	}
+	if e, ok := f["max_connections"]; ok {
+		if v, ok := d.count(e.val, join(p, "max_connections"), 0); ok {
+			h.MaxConnections = v
+		}
+	}
 	if e, ok := f["addr"]; ok {
 		if s, ok := d.str(e.val, join(p, "addr")); ok && s != "" {
 			if problem := checkAddr(s); problem != "" {
@@ -76,6 +104,19 @@ func (d *decoder) http(n *yaml.Node, p string) HTTP {
 		h.LegacySSE, _ = d.boolean(e.val, join(p, "legacy_sse"))
 	}
 	return h
+}
+
+// count decodes an integer in min..maxHTTPCount.
+func (d *decoder) count(n *yaml.Node, p string, min int64) (int, bool) {
+	v, ok := d.integer(n, p)
+	if !ok {
+		return 0, false
+	}
+	if v < min || v > maxHTTPCount {
+		d.errorf(resolve(n), p, "must be between %d and %d, got %d", min, maxHTTPCount, v)
+		return 0, false
+	}
+	return int(v), true
 }
 
 // normalizeList checks and normalizes each item, reporting problems and

@@ -39,10 +39,15 @@ func (m *mount) toolHandler(name string, schema *jsonschema.Resolved) mcp.ToolHa
 		if msg := validateArguments(schema, args); msg != "" {
 			return errorResult("invalid arguments for tool %q: %s", req.Params.Name, msg), nil
 		}
-		res, err = m.Plugin.CallTool(ctx, m.srv.call(ctx, req.Session, req.Params.Meta), name, args)
+		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
+		if err != nil {
+			return nil, err
+		}
+		defer end()
+		res, err = onCurrent(m, func(m *mount) (*mcp.CallToolResult, error) { return m.Plugin.CallTool(ctx, c, name, args) })
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, errCancelled
+				return nil, cancelled(ctx)
 			}
 			m.srv.logCallError(m.name, err)
 			return errorResult("%s", toolError(err)), nil
@@ -102,7 +107,14 @@ func (m *mount) resourceHandler() mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
 		defer m.srv.recovered("resources/read", &err)
 		uri := req.Params.URI
-		res, err = m.Plugin.ReadResource(ctx, m.srv.call(ctx, req.Session, req.Params.Meta), m.pluginURI(uri))
+		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
+		if err != nil {
+			return nil, err
+		}
+		defer end()
+		res, err = onCurrent(m, func(m *mount) (*mcp.ReadResourceResult, error) {
+			return m.Plugin.ReadResource(ctx, c, m.pluginURI(uri))
+		})
 		if err != nil {
 			return nil, requestError(err)
 		}
@@ -119,7 +131,14 @@ func (m *mount) resourceHandler() mcp.ResourceHandler {
 func (m *mount) promptHandler(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (res *mcp.GetPromptResult, err error) {
 		defer m.srv.recovered("prompts/get", &err)
-		res, err = m.Plugin.GetPrompt(ctx, m.srv.call(ctx, req.Session, req.Params.Meta), name, req.Params.Arguments)
+		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
+		if err != nil {
+			return nil, err
+		}
+		defer end()
+		res, err = onCurrent(m, func(m *mount) (*mcp.GetPromptResult, error) {
+			return m.Plugin.GetPrompt(ctx, c, name, req.Params.Arguments)
+		})
 		if err != nil {
 			return nil, requestError(err)
 		}
@@ -219,7 +238,12 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *m
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
 	params.Ref = &r
-	res, err = m.Plugin.Complete(ctx, s.call(ctx, req.Session, req.Params.Meta), &params)
+	ctx, c, end, err := s.begin(ctx, req.Session, req.Extra, req.Params.Meta)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	res, err = onCurrent(m, func(m *mount) (*mcp.CompleteResult, error) { return m.Plugin.Complete(ctx, c, &params) })
 	if err != nil {
 		return nil, requestError(err)
 	}

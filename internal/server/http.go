@@ -22,12 +22,22 @@ type HTTPOptions struct {
 	// 127.0.0.1 and [::1] (with any port): a request naming another host is
 	// refused, which defeats DNS rebinding.
 	AllowedHosts []string
-	// SessionTimeout closes sessions idle for that long; zero means never.
-	// It applies to Streamable HTTP; an HTTP+SSE session lasts as long as
-	// its event stream.
+	// SessionTimeout closes sessions that have had no request for that long;
+	// zero means never.
 	SessionTimeout time.Duration
+	// MaxSessions caps the sessions open at once; zero means no cap. A
+	// client that would open one more gets HTTP 503 with a JSON-RPC error,
+	// and the open sessions are unaffected.
+	MaxSessions int
+	// ReadTimeout bounds the reading of a request's body; zero means none.
+	ReadTimeout time.Duration
+	// WriteTimeout closes the connection of a client that accepts none of a
+	// write to it for that long (a stalled reader); zero means never. It
+	// bounds each write, not the life of a stream.
+	WriteTimeout time.Duration
 	// LegacySSE also serves the HTTP+SSE transport of protocol version
-	// 2024-11-05 at [SSEPath], for clients that predate Streamable HTTP.
+	// 2024-11-05 at [SSEPath], for clients that predate Streamable HTTP. An
+	// HTTP+SSE session lasts as long as its event stream.
 	LegacySSE bool
 }
 
@@ -45,6 +55,11 @@ const SSEPath = "/sse"
 // sessions, resumable streams, and Host and Origin checks; with
 // [HTTPOptions.LegacySSE], also over HTTP+SSE at [SSEPath], with the same
 // checks. Other paths answer 404.
+//
+// A session's calls are cancelled when it is deleted or expires, and a
+// call is cancelled when the connection of the request that carried it is
+// lost; the plugin running it is interrupted. A request pending when its
+// session is deleted is answered with a JSON-RPC error.
 func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -58,7 +73,7 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		DisableLocalhostProtection: true,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(Path, guard(h, o))
+	mux.Handle(Path, guard(s.bounded(h, o), o))
 	if o.LegacySSE {
 		sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.SSEOptions{
 			// guard checks Host on every address, as for Path.

@@ -61,6 +61,7 @@ type Server struct {
 	mcp    *mcp.Server
 	log    *slog.Logger
 	mounts []*mount
+	calls  *tracker // calls in progress
 
 	installMu sync.Mutex // serializes installing plugin sets
 
@@ -91,7 +92,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{log: o.Logger}
+	s := &Server{log: o.Logger, calls: newTracker()}
 	ms, catalogs, err := s.prepare(ctx, mounts)
 	if err != nil {
 		return nil, err

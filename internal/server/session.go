@@ -16,7 +16,9 @@ import (
 // sessionHost is the client of one session, as plugins' host imports see
 // it. It refuses what the client did not declare it can do.
 type sessionHost struct {
-	ss *mcp.ServerSession
+	ss    *mcp.ServerSession
+	notes *notifier // the session's; nil means send at once
+	last  uint64    // the call's last queued notification
 }
 
 func (h *sessionHost) caps() *mcp.ClientCapabilities {
@@ -56,19 +58,40 @@ func (h *sessionHost) ListRoots(ctx context.Context) (*mcp.ListRootsResult, erro
 	return h.ss.ListRoots(ctx, nil)
 }
 
+// Log queues a log message for the client; it never waits for the client
+// (see notifier).
 func (h *sessionHost) Log(ctx context.Context, params *mcp.LoggingMessageParams) error {
-	return h.ss.Log(ctx, params)
+	return h.queue(&note{ctx: ctx, size: 64 + len(params.Logger) + sizeOf(params.Data), send: func(ctx context.Context) error { return h.ss.Log(ctx, params) }}, false)
 }
 
+// NotifyProgress queues a progress notification for the client; when the
+// queue is full, it replaces the queued one for the same token.
 func (h *sessionHost) NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error {
-	return h.ss.NotifyProgress(ctx, params)
+	return h.queue(&note{ctx: ctx, token: params.ProgressToken, size: 96 + len(params.Message), send: func(ctx context.Context) error { return h.ss.NotifyProgress(ctx, params) }}, false)
 }
 
 func (h *sessionHost) NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error {
 	if v := sessionVersion(h.ss); v < version20251125 {
 		return fmt.Errorf("the client does not support elicitation completion notices: the session's protocol version %s has no URL elicitation (it came with %s)", v, version20251125)
 	}
-	return h.ss.NotifyElicitationComplete(ctx, params)
+	return h.queue(&note{ctx: ctx, size: 64 + len(params.ElicitationID), send: func(ctx context.Context) error { return h.ss.NotifyElicitationComplete(ctx, params) }}, true)
+}
+
+func (h *sessionHost) queue(n *note, essential bool) error {
+	if h.notes == nil {
+		return n.send(n.ctx)
+	}
+	if seq := h.notes.push(n, essential); seq > h.last {
+		h.last = seq
+	}
+	return nil
+}
+
+// flush waits, briefly, for the call's notifications to be written.
+func (h *sessionHost) flush() {
+	if h.notes != nil {
+		h.notes.flush(h.last)
+	}
 }
 
 // matchesTemplate reports whether uri matches a registered resource

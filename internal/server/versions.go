@@ -56,8 +56,8 @@ func sessionVersion(ss *mcp.ServerSession) string {
 	return lastSessionProtocol
 }
 
-// session is the server session a request belongs to, or nil.
-func session(req mcp.Request) *mcp.ServerSession {
+// serverSession is the server session a request belongs to, or nil.
+func serverSession(req mcp.Request) *mcp.ServerSession {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	return ss
 }
@@ -76,9 +76,9 @@ func adaptResults(next mcp.MethodHandler) mcp.MethodHandler {
 				res.Capabilities = capabilitiesFor(res.ProtocolVersion, res.Capabilities)
 			}
 		case *mcp.CallToolResult:
-			res.Content = contentFor(sessionVersion(session(req)), res.Content)
+			res.Content = contentFor(sessionVersion(serverSession(req)), res.Content)
 		case *mcp.GetPromptResult:
-			v := sessionVersion(session(req))
+			v := sessionVersion(serverSession(req))
 			for _, m := range res.Messages {
 				if m != nil && m.Content != nil {
 					m.Content = contentFor(v, []mcp.Content{m.Content})[0]
@@ -154,7 +154,7 @@ func describeLink(l *mcp.ResourceLink) string {
 // lacks.
 func adaptRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ss := session(req)
+		ss := serverSession(req)
 		v := sessionVersion(ss)
 		if v == "" || v >= version20251125 {
 			return next(ctx, method, req)

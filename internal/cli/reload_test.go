@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestFileWatchStatsBeforeReading: an unchanged configuration is not read
+// again, however often it is checked; a change of content, size, time or
+// inode is noticed; a rewrite with the same content is not a change.
+func TestFileWatchStatsBeforeReading(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hangar.yaml")
+	write := func(s string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	write("plugins: []\n", t0)
+
+	var w fileWatch
+	if !w.changed(path) {
+		t.Fatal("first check reports no change")
+	}
+	for range 100 {
+		if w.changed(path) {
+			t.Fatal("unchanged file reported as changed")
+		}
+	}
+	if w.hashes != 1 {
+		t.Fatalf("unchanged file read %d times, want 1", w.hashes)
+	}
+
+	// Same size, new content, new time.
+	write("plugins: {}\n", t0.Add(time.Second))
+	if !w.changed(path) {
+		t.Error("changed content not noticed")
+	}
+	// Same content, touched: read once, not a change.
+	write("plugins: {}\n", t0.Add(2*time.Second))
+	if w.changed(path) {
+		t.Error("rewrite with the same content reported as a change")
+	}
+	// New content, same size and time, new inode (replaced by rename).
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte("plugins: [1]\n"[:12]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(tmp, t0.Add(2*time.Second), t0.Add(2*time.Second))
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if !w.changed(path) {
+		t.Error("file replaced by rename not noticed")
+	}
+	// Removed, then back.
+	os.Remove(path)
+	if !w.changed(path) {
+		t.Error("removal not noticed")
+	}
+	n := w.hashes
+	for range 10 {
+		w.changed(path)
+	}
+	if w.hashes != n {
+		t.Errorf("missing file read %d times", w.hashes-n)
+	}
+}
+
+// TestConnectionsFor: the default connection cap leaves a quarter of the
+// open-file limit (at least 64 descriptors) to everything else.
+func TestConnectionsFor(t *testing.T) {
+	for _, tc := range []struct {
+		limit uint64
+		want  int
+	}{
+		{1024, 768},
+		{20000, 15000},
+		{200, 136},
+		{64, 16},
+		{1 << 40, 1_000_000},
+	} {
+		if got := connectionsFor(tc.limit); got != tc.want {
+			t.Errorf("connectionsFor(%d) = %d, want %d", tc.limit, got, tc.want)
+		}
+	}
+	if n := connectionLimit(); n < 16 || n > 1_000_000 {
+		t.Errorf("connectionLimit() = %d", n)
+	}
+}

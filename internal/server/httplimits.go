@@ -1,0 +1,159 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+const sessionIDHeader = "Mcp-Session-Id"
+
+// bounded wraps the SDK's handler with what keeps a client from holding
+// more than its share: the session cap, the body read and write timeouts,
+// and the cancellation of calls whose session or connection is gone.
+func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
+	var live atomic.Int64 // sessions open or being opened
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(requestHeader)
+		var wd *writeDeadline
+		if o.WriteTimeout > 0 {
+			wd = &writeDeadline{ResponseWriter: w, rc: http.NewResponseController(w), d: o.WriteTimeout}
+			w = wd
+			// A deadline left by the connection's previous request must not
+			// cut this one's answer, written after the handler.
+			wd.extend()
+		}
+		if o.ReadTimeout > 0 {
+			rc := http.NewResponseController(w)
+			if r.Body != nil && r.Body != http.NoBody {
+				rc.SetReadDeadline(time.Now().Add(o.ReadTimeout))
+				r.Body = &readDeadline{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		id := r.Header.Get(sessionIDHeader)
+		switch {
+		case r.Method == http.MethodDelete && id != "":
+			// End the session's calls first, and let their requests carry
+			// the JSON-RPC errors that answer them: once the SDK closes the
+			// session, it writes nothing more.
+			if s.endSession(id, errSessionClosed) {
+				s.calls.waitRequests(id, cancelGrace)
+			}
+			next.ServeHTTP(w, r)
+		case r.Method != http.MethodPost:
+			next.ServeHTTP(w, r)
+		case id == "":
+			if s.calls.stopping() {
+				writeRPCError(w, http.StatusServiceUnavailable, errStopping)
+				return
+			}
+			if n := live.Add(1); o.MaxSessions > 0 && n > int64(o.MaxSessions) {
+				live.Add(-1)
+				w.Header().Set("Retry-After", "10")
+				writeRPCError(w, http.StatusServiceUnavailable, &jsonrpc.Error{
+					Code:    codeServerStopping,
+					Message: fmt.Sprintf("too many sessions: the server holds at most %d; try again later", o.MaxSessions),
+				})
+				return
+			}
+			next.ServeHTTP(w, r)
+			s.watchSession(w.Header().Get(sessionIDHeader), func() { live.Add(-1) })
+		default:
+			hr, done := s.calls.trackRequest(r, id)
+			defer done()
+			if wd != nil {
+				wd.failed = hr.lost
+			}
+			next.ServeHTTP(w, r)
+			if hr.running.Load() > 0 {
+				// The SDK let the request go (its session ended) while one of
+				// its calls still runs: no answer can reach this stream, so
+				// end it as a broken one rather than a complete, empty one.
+				panic(http.ErrAbortHandler)
+			}
+		}
+	})
+}
+
+// watchSession calls done when the session with the given ID ends, or at
+// once if there is none.
+func (s *Server) watchSession(id string, done func()) {
+	if id != "" {
+		for ss := range s.mcp.Sessions() {
+			if ss.ID() == id {
+				go func() {
+					ss.Wait()
+					done()
+				}()
+				return
+			}
+		}
+	}
+	done()
+}
+
+// writeRPCError answers an HTTP request with a JSON-RPC error.
+func writeRPCError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": e})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// writeDeadline bounds each write to the client, so that one that stops
+// reading loses its connection instead of holding the writer forever.
+type writeDeadline struct {
+	http.ResponseWriter
+	rc     *http.ResponseController
+	d      time.Duration
+	failed func() // called when a write fails: the client is gone
+}
+
+func (w *writeDeadline) extend() { w.rc.SetWriteDeadline(time.Now().Add(w.d)) }
+
+func (w *writeDeadline) WriteHeader(code int) {
+	w.extend()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *writeDeadline) Write(p []byte) (int, error) {
+	w.extend()
+	n, err := w.ResponseWriter.Write(p)
+	if err != nil && w.failed != nil {
+		w.failed()
+	}
+	return n, err
+}
+
+func (w *writeDeadline) Flush() {
+	w.extend()
+	w.rc.Flush()
+}
+
+func (w *writeDeadline) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// readDeadline lifts the body's read deadline once the body is read, so
+// that the connection's background read, which notices a client going
+// away, is not cut short.
+type readDeadline struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *readDeadline) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !b.done {
+		b.done = true
+		if errors.Is(err, io.EOF) {
+			b.rc.SetReadDeadline(time.Time{})
+		}
+	}
+	return n, err
+}
