@@ -357,10 +357,10 @@ func TestGoPlugins(t *testing.T) {
 func TestInvalid(t *testing.T) {
 	good := wat(t, `(module (func (export "f") (result i32) (i32.const 1)))`)
 	cases := map[string][]byte{
-		"empty":     nil,
-		"not wasm":  []byte("hello, world"),
-		"version 2": []byte("\x00asm\x02\x00\x00\x00"),
-		"truncated": good[:len(good)-3],
+		"empty":            nil,
+		"not wasm":         []byte("hello, world"),
+		"version 2":        []byte("\x00asm\x02\x00\x00\x00"),
+		"truncated":        good[:len(good)-3],
 		"bad section size": append(append([]byte{}, good[:8]...), 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f),
 		// global.get 0 where the module has no global: the rewrite would
 		// make it read the counter.
@@ -392,7 +392,7 @@ func TestUnsupported(t *testing.T) {
 		src   string
 		flags []string
 	}{
-		"exceptions": {`(module (tag $e) (func (throw $e)))`, []string{"--enable-exceptions"}},
+		"exceptions":   {`(module (tag $e) (func (throw $e)))`, []string{"--enable-exceptions"}},
 		"relaxed simd": {`(module (func (result v128) (i32x4.relaxed_trunc_f32x4_s (v128.const i32x4 0 0 0 0))))`, []string{"--enable-relaxed-simd"}},
 		"tail call":    {`(module (func $f (return_call $f)))`, []string{"--enable-tail-call"}},
 	} {
@@ -413,7 +413,6 @@ func TestUnsupported(t *testing.T) {
 		})
 	}
 }
-
 
 // TestUnsupportedOpcode patches instructions of typed function references
 // into a valid module: ErrUnsupported, not a misreading.
