@@ -15,17 +15,18 @@ func rewriteCode(buf []byte, r *reader, m *module, n uint32) []byte {
 	callCheck := appendCheck(nil, m, CallCost)
 	var edits []edit
 	var body []byte
+	var loops []int
 	for range n {
 		size := r.u32()
 		f := r.sub(int(size))
 		edits = edits[:0]
-		var calls bool
-		edits, calls = scanBody(f, m, edits)
-		// f.off is now the end of the locals; the first edit, if the
-		// function calls, goes there.
+		var entry bool
+		f.loops = loops
+		edits, entry = scanBody(f, m, edits)
+		loops = f.loops
 		body = body[:0]
 		prev := 0
-		if calls {
+		if entry {
 			body = append(body, f.b[:localsEnd(f)]...)
 			body = append(body, callCheck...)
 			prev = localsEnd(f)
@@ -97,7 +98,11 @@ func memarg(r *reader) {
 }
 
 // scanBody decodes one function body and returns the edits it needs, and
-// whether it makes calls. It sets f.mark to the end of the locals.
+// whether it needs a check at its entry: whether it makes a call outside
+// every loop. (A call inside a loop comes after a check at the loop's head
+// on every path, since a loop is entered only there; Go's compiler puts
+// the whole body of a function with jumps in one loop.) It sets f.mark to
+// the end of the locals.
 func scanBody(f *reader, m *module, edits []edit) ([]edit, bool) {
 	nl := f.count(2)
 	var total uint64
@@ -111,8 +116,24 @@ func scanBody(f *reader, m *module, edits []edit) ([]edit, bool) {
 		valType(f)
 	}
 	f.mark = f.off
-	calls := false
+	entry := false
 	depth := 0
+	// loops[i] is the number of loops among the innermost i+1 open
+	// blocks; only its last entry and the depth matter.
+	loopsAt := f.loops[:0]
+	inLoop := func() bool { return depth > 0 && loopsAt[depth-1] > 0 }
+	open := func(loop bool) {
+		n := 0
+		if depth > 0 {
+			n = loopsAt[depth-1]
+		}
+		if loop {
+			n++
+		}
+		loopsAt = append(loopsAt[:depth], n)
+		depth++
+	}
+	defer func() { f.loops = loopsAt[:0] }()
 	for {
 		op := f.byte()
 		switch {
@@ -126,15 +147,15 @@ func scanBody(f *reader, m *module, edits []edit) ([]edit, bool) {
 		case 0x00, 0x01, 0x05, 0x0f, 0x1a, 0x1b, 0xd1: // unreachable nop else return drop select ref.is_null
 		case 0x02, 0x04: // block if
 			blockType(f, m)
-			depth++
+			open(false)
 		case 0x03: // loop
 			blockType(f, m)
-			depth++
+			open(true)
 			edits = append(edits, edit{pos: f.off, end: f.off})
 		case 0x0b: // end
 			if depth == 0 {
 				checkEnd(f)
-				return edits, calls
+				return edits, entry
 			}
 			depth--
 		case 0x0c, 0x0d: // br br_if
@@ -145,14 +166,14 @@ func scanBody(f *reader, m *module, edits []edit) ([]edit, bool) {
 				f.u32()
 			}
 		case 0x10, 0x12: // call return_call
-			calls = true
+			entry = entry || !inLoop()
 			at := f.off
 			fn := f.u32Max(m.nFuncs, "function")
 			if fn >= m.nFuncImports {
 				edits = append(edits, edit{pos: at, end: f.off, fn: fn + 1})
 			}
 		case 0x11, 0x13: // call_indirect return_call_indirect
-			calls = true
+			entry = entry || !inLoop()
 			f.u32Max(m.nTypes, "type")
 			f.u32()
 		case 0x1c: // select t*

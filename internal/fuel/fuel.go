@@ -2,17 +2,19 @@
 // the host can stop it at a deadline without wazero's termination check.
 //
 // Rewrite adds one imported function, Module.Name of type [] -> [i64], and
-// one mutable i64 global, the counter, which starts at Budget. At the head of
-// every loop and at the entry of every function that makes a call, the
-// rewritten code takes LoopCost or CallCost from the counter; when it drops below
-// zero it calls the import and stores what it returns as the new counter.
-// Code between two checks runs in bounded time (it has no loop, and no call
-// that could recurse), so the guest calls the import at least once per
-// Budget checks. The import is where the host looks at the deadline: it
-// stops the call (by panicking) once the deadline has passed, and otherwise
-// returns the next budget. Calling into Go is also what lets Go's garbage
-// collector stop the goroutine that runs the guest: without such a call a
-// looping guest would hold every other goroutine at the next collection.
+// one mutable i64 global, the counter, which starts at Budget. At the head
+// of every loop the rewritten code takes LoopCost from the counter, and
+// CallCost at the entry of every function that makes a call outside a loop
+// (a call inside a loop always comes after a check at the loop's head);
+// when the counter drops below zero it calls the import and stores what it
+// returns as the new counter. Code between two checks runs in bounded time
+// (no loop, and no call into a function that could call further without a
+// check of its own), so a guest that runs calls the import again and again.
+// The import is where the host looks at the deadline: it stops the call (by
+// panicking) once the deadline has passed, and otherwise returns the next
+// budget. Calling into Go is also what lets Go's garbage collector stop the
+// goroutine that runs the guest: without such a call a looping guest would
+// hold every other goroutine at the next collection.
 //
 // Adding an import shifts the index of every function the module defines by
 // one; Rewrite renumbers calls, ref.func, exports, element segments, the

@@ -267,6 +267,13 @@ func TestStops(t *testing.T) {
       (then (local.get 0))
       (else (i64.add (call $fib (i64.sub (local.get 0) (i64.const 1)))
                      (call $fib (i64.sub (local.get 0) (i64.const 2)))))))
+  ;; Go's shape: the body in one loop, so the loop head is the only check.
+  (func $loopfib (export "loopfib") (param i64) (result i64)
+    (loop $top (result i64)
+      (if (result i64) (i64.lt_u (local.get 0) (i64.const 2))
+        (then (local.get 0))
+        (else (i64.add (call $loopfib (i64.sub (local.get 0) (i64.const 1)))
+                       (call $loopfib (i64.sub (local.get 0) (i64.const 2))))))))
   (func $deep (export "deep") (param i32)
     (if (local.get 0) (then
       (call $deep (i32.sub (local.get 0) (i32.const 1)))
@@ -278,7 +285,7 @@ func TestStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, fn := range []string{"loop", "fib", "chain", "deep"} {
+	for _, fn := range []string{"loop", "fib", "loopfib", "chain", "deep"} {
 		t.Run(fn, func(t *testing.T) {
 			var g guard
 			rt := g.runtime(t)
@@ -291,7 +298,7 @@ func TestStops(t *testing.T) {
 			start := time.Now()
 			var args []uint64
 			switch fn {
-			case "fib":
+			case "fib", "loopfib":
 				args = []uint64{100}
 			case "deep":
 				args = []uint64{5000}

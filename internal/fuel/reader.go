@@ -12,10 +12,11 @@ type parseError struct{ err error }
 // reader decodes one byte range of the module. base is the offset of b[0] in
 // the whole module, for error messages.
 type reader struct {
-	b    []byte
-	off  int
-	base int
-	mark int // scanBody: the end of the locals
+	b     []byte
+	off   int
+	base  int
+	mark  int   // scanBody: the end of the locals
+	loops []int // scanBody: scratch
 }
 
 func (r *reader) pos() int { return r.base + r.off }
