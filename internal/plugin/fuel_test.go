@@ -204,13 +204,29 @@ func TestFuelBadRewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 
+}
+
+// TestFuelInvalid checks that a malformed module fails to load with the
+// compiler's error, and no word of a fallback.
+func TestFuelInvalid(t *testing.T) {
 	e, err := NewEngine("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close(context.Background())
-	if _, err := e.Load(context.Background(), []byte("\x00asm\x01\x00\x00\x00\x01\x05"), Options{Name: "bad", Logger: discard()}); err == nil {
-		t.Fatal("Load of an invalid module succeeded")
+	for _, wasm := range [][]byte{
+		[]byte("\x00asm\x01\x00\x00\x00\x01\x05"),
+		[]byte("not wasm at all"),
+	} {
+		var logs logBuffer
+		_, err := e.Load(context.Background(), wasm, Options{Name: "bad", Logger: logs.logger()})
+		if err == nil {
+			t.Fatalf("Load(%q) succeeded", wasm)
+		}
+		if strings.Contains(logs.String(), msgFallback) {
+			t.Errorf("fallback logged for an invalid module:\n%s", logs.String())
+		}
+		t.Log(err)
 	}
 }
 

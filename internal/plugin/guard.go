@@ -72,8 +72,14 @@ func (e *Engine) compile(ctx context.Context, wasm []byte, manifest extism.Manif
 	start := time.Now()
 	out, err := e.fuel.rewrite(wasm)
 	if err != nil {
+		// Malformed, or a feature the rewriter does not handle: the
+		// compiler says which.
+		compiled, cerr := compileAs(wasm, false)
+		if cerr != nil {
+			return nil, cerr
+		}
 		p.log.Warn("plugin not instrumented with a fuel counter; running it under wazero's slower termination check", "reason", err)
-		return compileAs(wasm, false)
+		return compiled, nil
 	}
 	p.log.Debug("instrumented with a fuel counter", "elapsed", time.Since(start))
 	compiled, err := compileAs(out, true)
