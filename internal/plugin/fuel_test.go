@@ -338,3 +338,35 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestFuelMemoryCache checks that plugins loaded from the same module on one
+// engine share one rewrite while one of them is loaded.
+func TestFuelMemoryCache(t *testing.T) {
+	var calls atomic.Int64
+	withRewrite(t, func(b []byte) ([]byte, error) {
+		calls.Add(1)
+		return fuel.Rewrite(b)
+	})
+	wasm, err := os.ReadFile(testutil.BuildWAT(t, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	for i := range 3 {
+		p, err := e.Load(context.Background(), wasm, Options{Name: "echo", Logger: discard()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(context.Background())
+		if _, err := p.CallTool(context.Background(), nil, "echo", json.RawMessage(`{"text":"shared"}`)); err != nil {
+			t.Fatalf("load %d: %v", i, err)
+		}
+	}
+	if calls.Load() != 1 {
+		t.Errorf("%d rewrites for three loads of one module, want 1", calls.Load())
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+	"unsafe"
+	"weak"
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -99,20 +101,31 @@ func (e *Engine) compile(ctx context.Context, wasm []byte, manifest extism.Manif
 
 // fuelCache keeps rewritten modules by the digest of the original, in
 // memory and, when the engine has a cache directory, on disk beside the
-// compiled code.
+// compiled code. The memory holds a module only as long as something else
+// does (Extism keeps the bytes of a loaded plugin): plugins loaded from the
+// same module share one copy, and a closed plugin's copy goes.
 type fuelCache struct {
 	dir string // "" for memory only
 
-	mu   sync.Mutex
-	mem  map[[sha256.Size]byte][]byte
-	size int
+	mu  sync.Mutex
+	mem map[[sha256.Size]byte]weakBytes
 }
 
-// maxFuelMem bounds the rewritten modules kept in memory.
-const maxFuelMem = 64 << 20
+// weakBytes is a byte slice the garbage collector may take.
+type weakBytes struct {
+	p weak.Pointer[byte]
+	n int
+}
+
+func (w weakBytes) get() []byte {
+	if p := w.p.Value(); p != nil {
+		return unsafe.Slice(p, w.n)
+	}
+	return nil
+}
 
 func newFuelCache(cacheDir string) *fuelCache {
-	c := &fuelCache{mem: map[[sha256.Size]byte][]byte{}}
+	c := &fuelCache{mem: map[[sha256.Size]byte]weakBytes{}}
 	if cacheDir != "" {
 		c.dir = filepath.Join(cacheDir, fmt.Sprintf("fuel-v%d", fuel.Version))
 	}
@@ -127,9 +140,9 @@ func (c *fuelCache) rewrite(wasm []byte) ([]byte, error) {
 	}
 	key := sha256.Sum256(wasm)
 	c.mu.Lock()
-	out, ok := c.mem[key]
+	out := c.mem[key].get()
 	c.mu.Unlock()
-	if ok {
+	if out != nil {
 		return out, nil
 	}
 	file := ""
@@ -153,16 +166,17 @@ func (c *fuelCache) rewrite(wasm []byte) ([]byte, error) {
 }
 
 func (c *fuelCache) keep(key [sha256.Size]byte, b []byte) {
+	if len(b) == 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.size+len(b) > maxFuelMem {
-		clear(c.mem)
-		c.size = 0
+	for k, w := range c.mem {
+		if w.get() == nil {
+			delete(c.mem, k)
+		}
 	}
-	if len(b) <= maxFuelMem {
-		c.mem[key] = b
-		c.size += len(b)
-	}
+	c.mem[key] = weakBytes{p: weak.Make(&b[0]), n: len(b)}
 }
 
 // writeAtomic writes b to file through a temporary file in dir, so that a
