@@ -6,8 +6,8 @@
 // of every loop the rewritten code takes LoopCost from the counter, and
 // CallCost at the entry of every function that makes a call outside a loop
 // (a call inside a loop always comes after a check at the loop's head);
-// when the counter drops below zero it calls the import and stores what it
-// returns as the new counter. Code between two checks runs in bounded time
+// when the counter is down to zero or below, it first calls the import and
+// stores what it returns as the new counter. Code between two checks runs in bounded time
 // (no loop, and no call into a function that could call further without a
 // check of its own), so a guest that runs calls the import again and again.
 // The import is where the host looks at the deadline: it stops the call (by
@@ -60,7 +60,7 @@ const (
 
 // Version changes whenever Rewrite's output for the same input changes, so
 // that caches of rewritten modules can key on it.
-const Version = 1
+const Version = 2
 
 var (
 	// ErrUnsupported reports a module that uses a feature Rewrite does not

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -245,7 +246,7 @@ func TestFuelCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(wasm)
-	file := filepath.Join(dir, "fuel-v1", hex.EncodeToString(sum[:])+".wasm")
+	file := filepath.Join(dir, fmt.Sprintf("fuel-v%d", fuel.Version), hex.EncodeToString(sum[:])+".wasm")
 
 	loadFresh(t, path, dir, Options{Logger: discard()})
 	if calls.Load() != 1 {
