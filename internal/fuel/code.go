@@ -55,8 +55,8 @@ func localsEnd(f *reader) int { return f.mark }
 // appendCheck appends the check: if counter <= 0 { counter = fuel() };
 // counter -= cost. (Testing the counter before taking from it, rather than
 // after, keeps the test off the store's path: in a tight loop compiled by
-// wazero the check costs about 0.05 ns an iteration this way and 0.3 to 0.5 ns the
-// other, measured on the same machine.)
+// wazero the check costs about 0.05 ns an iteration this way and 0.3 to
+// 0.5 ns the other, measured side by side on the same machine.)
 func appendCheck(b []byte, m *module, cost int64) []byte {
 	g := func(op byte) {
 		b = append(b, op)
