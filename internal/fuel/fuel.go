@@ -576,7 +576,7 @@ func rewriteNames(buf []byte, r *reader, m *module) (out []byte) {
 		switch id {
 		case 1: // function names
 			sub = renameMap(sub, s, m)
-		case 2: // local names
+		case 2, 3: // local names, label names (extended name section)
 			k := s.count(2)
 			sub = appendU32(sub, uint32(k))
 			for range k {
