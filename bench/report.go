@@ -284,13 +284,7 @@ func (r *results) markdown() string {
 	}
 
 	if len(r.Guard) > 0 {
-		fmt.Fprintf(&b, "### Cost of the termination check (one instance, in process, no MCP)\n\n")
-		fmt.Fprintf(&b, "Each export run directly through Extism on a plugin compiled with wazero's `WithCloseOnContextDone(true)` (as Hangar runs every plugin) and without it.\n\n")
-		fmt.Fprintf(&b, "| plugin | call | µs/call, with the check | µs/call, without | ratio |\n|---|---|---:|---:|---:|\n")
-		for _, g := range r.Guard {
-			fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.1f× |\n", g.Plugin, g.Call, g.Guarded, g.Bare, g.Guarded/g.Bare)
-		}
-		b.WriteString("\n")
+		b.WriteString(guardTable(r.Guard))
 	}
 
 	if cs := r.checks(); len(cs) > 0 {

@@ -30,6 +30,7 @@ import (
 type Engine struct {
 	cache wazero.CompilationCache
 	sums  *cacheSums // checks the on-disk cache's entries; nil in memory
+	fuel  *fuelCache // modules rewritten with the guard (guard.go)
 }
 
 // NewEngine returns an engine that keeps compiled machine code in cacheDir,
@@ -37,7 +38,7 @@ type Engine struct {
 // cacheDir keeps the cache in memory only.
 func NewEngine(cacheDir string) (*Engine, error) {
 	if cacheDir == "" {
-		return &Engine{cache: wazero.NewCompilationCache()}, nil
+		return &Engine{cache: wazero.NewCompilationCache(), fuel: newFuelCache("")}, nil
 	}
 	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating compilation cache: %w", err)
@@ -47,7 +48,7 @@ func NewEngine(cacheDir string) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening compilation cache %s: %w", cacheDir, err)
 	}
-	return &Engine{cache: c, sums: sums}, nil
+	return &Engine{cache: c, sums: sums, fuel: newFuelCache(cacheDir)}, nil
 }
 
 // DefaultCacheDir is the compilation cache under the user cache directory
@@ -167,7 +168,6 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 		return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
 	}
 	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
 		WithCompilationCache(e.cache).
 		WithMemoryLimitPages(opts.Limits.MemoryPages)
 
@@ -177,10 +177,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	// the plugins of a configuration are also loaded in parallel, and the
 	// Go scheduler shares the cores out between them.
 	cctx := experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
-	compiled, err := extism.NewCompiledPlugin(cctx, manifest, extism.PluginConfig{
-		RuntimeConfig: rc,
-		EnableWasi:    true,
-	}, p.hostFunctions())
+	compiled, err := e.compile(cctx, wasm, manifest, rc, p) // with the guard (guard.go)
 	if err != nil {
 		p.closeRoots()
 		return nil, fmt.Errorf("compiling plugin %s: %w", opts.Name, err)

@@ -1,0 +1,228 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+	"unsafe"
+	"weak"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/hangar-mcp/hangar/internal/fuel"
+)
+
+// The guard: how a call that runs too long is stopped.
+//
+// Hangar rewrites each module at load time with a fuel counter (package
+// fuel): every loop iteration and every entry into a function that calls
+// takes from it, and when it runs out the guest calls guardFuel, which
+// looks at the call's context. Once the call's time is up or its client
+// cancelled it, guardFuel panics, wazero unwinds the guest, and the call
+// fails with ErrTimeout (or the cancellation); otherwise it refills the
+// counter. That call into Go, a few thousand times a second in a busy
+// guest, is also what lets the Go garbage collector stop the goroutine
+// running the guest: wazero's machine code cannot be preempted, and a guest
+// that never calls out would hold every goroutine of the process at the
+// next collection.
+//
+// A module the rewriter does not handle (see fuel.ErrUnsupported) is run
+// as before, under wazero's WithCloseOnContextDone, which checks the context
+// at every loop head and function entry at a much higher cost per call
+// (RATIONALE.md, "Why a fuel counter?").
+
+// errStopped is what guardFuel panics with to stop a call.
+var errStopped = errors.New("plugin stopped: its call ended")
+
+// rewrite is fuel.Rewrite; tests replace it.
+var rewrite = fuel.Rewrite
+
+// guardFunction is the import fuel-instrumented modules call when their
+// fuel runs out.
+func guardFunction() extism.HostFunction {
+	fn := extism.NewHostFunctionWithStack(fuel.Name, guardFuel, nil, []api.ValueType{api.ValueTypeI64})
+	fn.SetNamespace(fuel.Module)
+	return fn
+}
+
+func guardFuel(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+	if ctx.Err() != nil {
+		panic(errStopped)
+	}
+	stack[0] = fuel.Budget
+}
+
+// compile compiles wasm instrumented with the fuel counter, or, when the
+// rewriter cannot handle it, as it is under wazero's termination check.
+func (e *Engine) compile(ctx context.Context, wasm []byte, manifest extism.Manifest, rc wazero.RuntimeConfig, p *Plugin) (*extism.CompiledPlugin, error) {
+	fns := append(p.hostFunctions(), guardFunction())
+	compileAs := func(wasm []byte, guarded bool) (*extism.CompiledPlugin, error) {
+		manifest.Wasm = []extism.Wasm{extism.WasmData{Data: wasm}}
+		return extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
+			RuntimeConfig: rc.WithCloseOnContextDone(!guarded),
+			EnableWasi:    true,
+		}, fns)
+	}
+	start := time.Now()
+	out, err := e.fuel.rewrite(wasm)
+	if err != nil {
+		// Malformed, or a feature the rewriter does not handle: the
+		// compiler says which.
+		compiled, cerr := compileAs(wasm, false)
+		if cerr != nil {
+			return nil, cerr
+		}
+		p.log.Warn("plugin not instrumented with a fuel counter; running it under wazero's slower termination check", "reason", err)
+		return compiled, nil
+	}
+	p.log.Debug("instrumented with a fuel counter", "elapsed", time.Since(start))
+	compiled, err := compileAs(out, true)
+	if err == nil {
+		return compiled, nil
+	}
+	// A module the rewriter reads but the compiler refuses is invalid: the
+	// original says why in its own terms. A module valid only without the
+	// rewrite would be a bug of the rewriter; it runs under the old guard.
+	compiled, err2 := compileAs(wasm, false)
+	if err2 != nil {
+		return nil, err2
+	}
+	p.log.Warn("plugin not instrumented with a fuel counter: the rewritten module does not compile; running it under wazero's slower termination check", "reason", err)
+	return compiled, nil
+}
+
+// fuelCache keeps rewritten modules by the digest of the original, in
+// memory and, when the engine has a cache directory, on disk beside the
+// compiled code. The memory holds a module only as long as something else
+// does (Extism keeps the bytes of a loaded plugin): plugins loaded from the
+// same module share one copy, and a closed plugin's copy goes.
+type fuelCache struct {
+	dir string // "" for memory only
+
+	mu  sync.Mutex
+	mem map[[sha256.Size]byte]weakBytes
+}
+
+// weakBytes is a byte slice the garbage collector may take.
+type weakBytes struct {
+	p weak.Pointer[byte]
+	n int
+}
+
+func (w weakBytes) get() []byte {
+	if p := w.p.Value(); p != nil {
+		return unsafe.Slice(p, w.n)
+	}
+	return nil
+}
+
+func newFuelCache(cacheDir string) *fuelCache {
+	c := &fuelCache{mem: map[[sha256.Size]byte]weakBytes{}}
+	if cacheDir != "" {
+		c.dir = filepath.Join(cacheDir, fmt.Sprintf("fuel-v%d", fuel.Version))
+	}
+	return c
+}
+
+// rewrite returns wasm rewritten by fuel.Rewrite, from the cache if it is
+// there. Errors are not cached.
+func (c *fuelCache) rewrite(wasm []byte) ([]byte, error) {
+	if c == nil {
+		return rewrite(wasm)
+	}
+	key := sha256.Sum256(wasm)
+	c.mu.Lock()
+	out := c.mem[key].get()
+	c.mu.Unlock()
+	if out != nil {
+		return out, nil
+	}
+	file := ""
+	if c.dir != "" {
+		file = filepath.Join(c.dir, hex.EncodeToString(key[:])+".fuel")
+		if b, ok := readFuelEntry(file); ok {
+			c.keep(key, b)
+			return b, nil
+		}
+	}
+	out, err := rewrite(wasm)
+	if err != nil {
+		return nil, err
+	}
+	c.keep(key, out)
+	if file != "" {
+		// A cache that cannot be written costs only the next rewrite.
+		sum := sha256.Sum256(out)
+		_ = writeAtomic(c.dir, file, append(sum[:], out...))
+	}
+	return out, nil
+}
+
+// readFuelEntry reads a rewritten module from the disk cache. An entry is
+// the SHA-256 of the module followed by the module; one that does not
+// match (a flipped byte, a truncated write, an edit) is ignored and
+// rewritten, never run: a module stripped of its counter would run
+// unguarded.
+func readFuelEntry(file string) ([]byte, bool) {
+	fi, err := os.Lstat(file)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < sha256.Size+8 || fi.Size() > maxFuelEntry {
+		return nil, false
+	}
+	b, err := os.ReadFile(file)
+	if err != nil || len(b) < sha256.Size+8 {
+		return nil, false
+	}
+	sum, mod := b[:sha256.Size], b[sha256.Size:]
+	if got := sha256.Sum256(mod); string(got[:]) != string(sum) || string(mod[:4]) != "\x00asm" {
+		return nil, false
+	}
+	return mod, true
+}
+
+// maxFuelEntry bounds the size of a disk cache entry that is read.
+const maxFuelEntry = 1 << 30
+
+func (c *fuelCache) keep(key [sha256.Size]byte, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, w := range c.mem {
+		if w.get() == nil {
+			delete(c.mem, k)
+		}
+	}
+	c.mem[key] = weakBytes{p: weak.Make(&b[0]), n: len(b)}
+}
+
+// writeAtomic writes b to file through a temporary file in dir, so that a
+// reader never sees part of it.
+func writeAtomic(dir, file string, b []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err2 := f.Close(); err == nil {
+		err = err2
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), file)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
