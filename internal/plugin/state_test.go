@@ -249,7 +249,7 @@ func TestFloodIsOneRefresh(t *testing.T) {
 	if allocated > 4<<20 {
 		t.Errorf("%d notifications allocated %d bytes", n, allocated)
 	}
-	if peak > 5 {
+	if peak > 100 { // one per notification would be 100,000
 		t.Errorf("%d more goroutines during the call", peak)
 	}
 }

@@ -187,7 +187,9 @@ func TestListChangedFlood(t *testing.T) {
 		t.Error("no tools/list_changed after the flood")
 	}
 	t.Logf("100000 notifications: %v, %d bytes allocated, at most %d more goroutines", elapsed, after.TotalAlloc-before.TotalAlloc, peak)
-	if peak > 10 {
+	// Other tests' sessions may still be winding down; one goroutine per
+	// notification would be 100,000.
+	if peak > 1000 {
 		t.Errorf("%d more goroutines during the flood", peak)
 	}
 	if a := after.TotalAlloc - before.TotalAlloc; a > 8<<20 {
