@@ -275,16 +275,17 @@ func (p *Plugin) notifyResourceUpdated(_ context.Context, _ *callState, in []byt
 // listChanged defines the import that reports a change of the plugin's
 // list of kind. It only records the kind in the running call: when the call
 // returns, the lists it changed are read again on its instance (see
-// Plugin.invokeWithin), once however many notifications it sent. Outside a
-// call (while an instance initializes) the kind waits for the next call.
-// The calls that re-read lists report nothing, so that a refresh never
-// starts another.
+// Plugin.invokeWithin), once however many notifications it sent. The calls
+// that re-read lists report nothing, so that a refresh never starts
+// another.
+//
+// There is always a call: Extism runs a module's initialization (Go's init
+// functions, _initialize) at the start of the instance's first call, and
+// its host functions refuse to run outside one (a start function that calls
+// an import fails the instantiation).
 func (p *Plugin) listChanged(name string, kind ListKind) extism.HostFunction {
 	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
-		switch s := stateFrom(ctx); {
-		case s == nil:
-			p.pending.Or(uint32(kind.Set()))
-		case !s.refresh:
+		if s := stateFrom(ctx); s != nil && !s.refresh {
 			s.changed |= kind.Set()
 		}
 	}, none, none)

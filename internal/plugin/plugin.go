@@ -28,10 +28,6 @@ type Plugin struct {
 	stateless bool          // the module exports StatelessExport
 	vars      sharedVars    // Extism variables, shared by all instances
 	listSeq   atomic.Uint64 // numbers the readings of the lists
-	// pending holds list-changed notifications sent outside any call (by
-	// an instance's initialization, say): the next call that returns reads
-	// those lists again too.
-	pending atomic.Uint32
 
 	roots     []*os.Root // the granted directories, closed after the module
 	closeOnce sync.Once
@@ -150,9 +146,6 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 	p.vars.load(inst)
 	refresh := refreshingFrom(ctx) != nil
 	out, spent, healthy, changed, err := p.runOn(ctx, inst, c, export, input, limit, refresh)
-	if !refresh && p.pending.Load() != 0 {
-		changed |= ListSet(p.pending.Swap(0))
-	}
 	if changed != 0 {
 		inst.changed |= changed
 		if healthy {

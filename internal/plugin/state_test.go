@@ -405,3 +405,33 @@ func TestVarsAreShared(t *testing.T) {
 		t.Errorf("big_a has %d bytes, want %d", len(got), big)
 	}
 }
+
+// TestNotificationsDuringInitialization: a notification a module sends
+// while it initializes (in _initialize, as a Go plugin's init function
+// might) belongs to the instance's first call, whose return has the lists
+// read again, once.
+func TestNotificationsDuringInitialization(t *testing.T) {
+	p := loadFile(t, testutil.BuildWAT(t, "initnotify"), Options{})
+	var rec recorder
+	p.SetEvents(&rec)
+	if got := callText(t, p, "ping", `{}`); got != "pong" {
+		t.Fatalf("ping = %q", got)
+	}
+	if ls := rec.take(); len(ls) != 1 || ls[0].Read != ToolList.Set() || !slices.Equal(toolNames(ls[0]), []string{"ping"}) {
+		t.Fatalf("first call: %v; want one reading of the tools", describe(ls))
+	}
+	callText(t, p, "ping", `{}`)
+	if ls := rec.take(); len(ls) != 0 {
+		t.Fatalf("second call: %v; want none", describe(ls))
+	}
+	// Replace the instance: the new one notifies as it initializes.
+	inst, err := p.pool.get(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.pool.put(inst, false)
+	callText(t, p, "ping", `{}`)
+	if ls := rec.take(); len(ls) != 1 {
+		t.Fatalf("first call on a new instance: %v; want one reading", describe(ls))
+	}
+}
