@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -154,7 +155,10 @@ func (p *Plugin) refresh(ctx context.Context, inst *instance, which ListSet) (he
 	defer cancel()
 	start := time.Now()
 	l, err := p.ReadLists(ctx, which)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrClosed):
+		return !r.failed // replaced by a reload: nobody offers its lists
+	case err != nil:
 		p.log.Error("re-reading lists after a change", "lists", which, "error", err)
 		return !r.failed
 	}
