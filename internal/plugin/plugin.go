@@ -163,7 +163,7 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 		}
 	}
 	lost := !healthy && inst.changed != 0
-	lists := inst.changed | changed
+	lists := inst.changed
 	p.pool.put(inst, healthy)
 	if lost && !refresh {
 		// The instance whose lists the server knows is gone: read them from

@@ -163,6 +163,17 @@ func (p *Plugin) refresh(ctx context.Context, inst *instance, which ListSet) (he
 		return !r.failed
 	}
 	p.log.Debug("re-read lists after a change", "lists", which, "elapsed", time.Since(start))
-	(*ev).ListsChanged(l)
+	p.deliver(*ev, l)
 	return !r.failed
+}
+
+// deliver hands l to ev. A panic there must not keep the instance the
+// caller holds from going back to the pool.
+func (p *Plugin) deliver(ev Events, l *Lists) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("applying lists read after a change", "lists", l.Read, "panic", r)
+		}
+	}()
+	ev.ListsChanged(l)
 }
