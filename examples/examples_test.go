@@ -4,15 +4,16 @@ package examples_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
 	"github.com/hangar-mcp/hangar/internal/testutil"
@@ -105,7 +106,10 @@ func TestHello(t *testing.T) {
 
 func TestNotes(t *testing.T) {
 	changed := make(chan struct{}, 10)
-	cs := serve(t, "notes", plugin.Options{Limits: config.Limits{MaxInstances: 1}}, &mcp.ClientOptions{
+	// Default limits: the notes live in the plugin's memory, and Hangar
+	// keeps one instance of a plugin that does not declare itself
+	// stateless.
+	cs := serve(t, "notes", plugin.Options{}, &mcp.ClientOptions{
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
 	})
 	ctx := context.Background()
@@ -138,5 +142,45 @@ func TestNotes(t *testing.T) {
 	})
 	if err != nil || len(comp.Completion.Values) != 1 || comp.Completion.Values[0] != id {
 		t.Errorf("complete id = %+v, %v", comp, err)
+	}
+}
+
+// TestNotesKeepsStateByDefault: with the default configuration every call
+// sees every note added before it, and resources/list offers exactly the
+// notes added (a plugin whose instances split its state would lose some).
+func TestNotesKeepsStateByDefault(t *testing.T) {
+	cs := serve(t, "notes", plugin.Options{}, nil)
+	ctx := context.Background()
+	var titles, want []string
+	for i := range 6 {
+		title := fmt.Sprintf("note %d", i)
+		added := call(t, cs, "add_note", map[string]any{"title": title, "text": "text of " + title})
+		id := regexp.MustCompile(`\d+`).FindString(added)
+		titles = append(titles, title)
+		want = append(want, "notes://note/"+id)
+
+		list, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://list"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range titles {
+			if !strings.Contains(list.Contents[0].Text, tt) {
+				t.Errorf("after adding %q: notes://list lacks %q:\n%s", title, tt, list.Contents[0].Text)
+			}
+		}
+		var got []string
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(r.URI, "notes://note/") {
+				got = append(got, r.URI)
+			}
+		}
+		slices.Sort(got)
+		sorted := slices.Sorted(slices.Values(want))
+		if !slices.Equal(got, sorted) {
+			t.Errorf("after adding %q: resources %v, want %v", title, got, sorted)
+		}
 	}
 }

@@ -58,11 +58,16 @@
 //	// init functions when it instantiates the module, then calls exports.
 //	func main() {}
 //
-// Hangar may run several instances of a plugin at once and replaces an
-// instance that failed. Each instance runs the init functions and has its
-// own memory: registrations made at run time (a tool added by another
-// tool's handler, say) and any state kept in variables belong to the
-// instance that made them.
+// Hangar runs one instance of a plugin, so that registrations made at run
+// time (a tool added by another tool's handler, say) and state kept in
+// package variables are seen by every call; after announcing a change
+// ([Context.NotifyToolListChanged] and the like) a handler's new lists are
+// read from that same instance. A plugin that keeps no state between calls
+// can let Hangar run several instances at once by importing
+// [github.com/hangar-mcp/hangar/pdk/stateless] for its side effect. Hangar
+// replaces an instance that crashed or ran out of time; the new one runs the
+// init functions afresh. Extism variables (var_get, var_set) are shared by
+// all instances of a plugin.
 //
 // The types of this package carry the JSON field names of the MCP
 // specification. Schemas (input, output and elicitation schemas) are plain

@@ -14,7 +14,7 @@ const (
 	DefaultMemory       int64 = 256 << 20        // 256MiB = 4096 pages
 	DefaultCallTimeout        = 30 * time.Second
 	DefaultHostTimeout        = 10 * time.Minute
-	DefaultMaxInstances       = 0        // automatic
+	DefaultMaxInstances       = 0        // automatic: 1, or one per core for a stateless plugin
 	DefaultMaxOutput    int64 = 16 << 20 // 16MiB
 )
 
@@ -107,7 +107,8 @@ type Plugin struct {
 
 // Limits bound the resources a plugin may use. After Load, Parse or Single
 // every field holds a usable value; only MaxInstances may be 0, meaning
-// "choose automatically".
+// "choose automatically" (one instance, or one per core for a plugin that
+// declares itself stateless).
 type Limits struct {
 	MemoryPages  uint32        // 1..65536 pages of PageSize bytes
 	CallTimeout  time.Duration // > 0

@@ -204,7 +204,11 @@
 //     asks for sampling, elicitation or roots. A duration, greater than
 //     zero. Default 10m ([DefaultHostTimeout]).
 //   - max_instances: the most instances of the plugin running at once, 0 to
-//     1024. Default 0, meaning Hangar chooses.
+//     1024. Default 0, meaning Hangar chooses: one, so that state the
+//     plugin keeps in memory is the same for every call, or one per core
+//     (GOMAXPROCS, at least 2) if the module declares that it keeps no state
+//     between calls by exporting the function hangar_stateless. Set more
+//     than one only for a plugin that keeps no state in memory.
 //   - max_output: the most bytes the plugin may return from one call. A
 //     size, at least 1 byte, at most 4GiB. Default 16MiB
 //     ([DefaultMaxOutput]).

@@ -78,12 +78,16 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Events receives notifications a plugin sends that concern every session,
-// not only the one whose call is running. The methods are called from
-// within a plugin call and must not block on calls to the same plugin.
+// Events receives what a plugin reports that concerns every session, not
+// only the one whose call is running. The methods are called while the
+// instance that reported it is held: they must not call the plugin, and
+// should return quickly.
 type Events interface {
-	// ListChanged reports that the plugin's list of kind changed.
-	ListChanged(kind ListKind)
+	// ListsChanged delivers the lists a call reported changed, read again
+	// on the call's instance after the call returned, before the instance
+	// served any other call. A call's notifications of one kind of list,
+	// however many, make one reading.
+	ListsChanged(l *Lists)
 	// ResourceUpdated reports that the resource at uri changed.
 	ResourceUpdated(uri string)
 }
@@ -122,13 +126,7 @@ func withDefaults(l config.Limits) config.Limits {
 	if l.MaxOutput <= 0 {
 		l.MaxOutput = config.DefaultMaxOutput
 	}
-	if l.MaxInstances <= 0 {
-		// As many instances as cores: more would only take turns on the
-		// same cores, which makes no call faster and some much slower
-		// (docs/performance.md, "Instances per plugin"). Plugins that wait,
-		// on the network or on the client, want a higher max_instances.
-		l.MaxInstances = max(2, runtime.GOMAXPROCS(0))
-	}
+	// MaxInstances 0 is chosen once the module is known: see instanceCount.
 	return l
 }
 
@@ -172,6 +170,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 		WithMemoryLimitPages(opts.Limits.MemoryPages)
 
 	p := &Plugin{name: opts.Name, opts: opts, log: opts.Logger, roots: roots}
+	p.vars.limit = maxVarBytes
 	start := time.Now()
 	// wazero compiles the functions of one module on this many goroutines;
 	// the plugins of a configuration are also loaded in parallel, and the
@@ -196,7 +195,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	for k, v := range opts.Grants.Env {
 		mc = mc.WithEnv(k, v)
 	}
-	p.pool = newPool(compiled, extism.PluginInstanceConfig{ModuleConfig: mc}, opts.Limits.MaxInstances, p.log)
+	p.pool = newPool(compiled, extism.PluginInstanceConfig{ModuleConfig: mc}, 1, p.log)
 
 	inst, err := p.pool.get(ctx, 0)
 	if err != nil {
@@ -205,11 +204,17 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	}
 	p.exports = detectExports(inst.p)
 	p.iface, err = detectInterface(p.exports)
+	p.stateless = inst.p.FunctionExists(StatelessExport)
 	p.pool.put(inst, true)
 	if err != nil {
 		p.Close(ctx)
 		return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
 	}
+	if p.opts.Limits.MaxInstances <= 0 {
+		p.opts.Limits.MaxInstances = instanceCount(p.stateless)
+	}
+	p.pool.setMax(p.opts.Limits.MaxInstances)
+	p.log.Debug("instances", "max", p.opts.Limits.MaxInstances, "stateless", p.stateless)
 	return p, nil
 }
 
@@ -218,8 +223,8 @@ const (
 	// own default), and so the host memory one such call can take; the
 	// plugin's memory limit bounds it further.
 	maxHTTPResponse = 50 << 20
-	// maxVarBytes bounds what one instance keeps with var_set (Extism's
-	// default).
+	// maxVarBytes bounds the variables of a plugin (var_set), shared by
+	// its instances (see sharedVars); Extism's default.
 	maxVarBytes = 1 << 20
 )
 

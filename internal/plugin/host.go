@@ -44,9 +44,9 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 		p.notify("notify_progress", ptr, p.notifyProgress),
 		p.notify("notify_resource_updated", ptr, p.notifyResourceUpdated),
 		p.notify("notify_url_elicitation_completed", ptr, p.notifyElicitationComplete),
-		p.notify("notify_tool_list_changed", none, p.listChanged(ToolList)),
-		p.notify("notify_resource_list_changed", none, p.listChanged(ResourceList)),
-		p.notify("notify_prompt_list_changed", none, p.listChanged(PromptList)),
+		p.listChanged("notify_tool_list_changed", ToolList),
+		p.listChanged("notify_resource_list_changed", ResourceList),
+		p.listChanged("notify_prompt_list_changed", PromptList),
 	}
 	for i := range fns {
 		fns[i].SetNamespace(HostNamespace)
@@ -404,9 +404,21 @@ func (p *Plugin) notifyResourceUpdated(_ context.Context, _ *callState, in []byt
 	return nil
 }
 
-func (p *Plugin) listChanged(kind ListKind) func(context.Context, *callState, []byte) error {
-	return func(context.Context, *callState, []byte) error {
-		p.emit(func(ev Events) { ev.ListChanged(kind) })
-		return nil
-	}
+// listChanged defines the import that reports a change of the plugin's
+// list of kind. It only records the kind in the running call: when the call
+// returns, the lists it changed are read again on its instance (see
+// Plugin.invokeWithin), once however many notifications it sent. The calls
+// that re-read lists report nothing, so that a refresh never starts
+// another.
+//
+// There is always a call: Extism runs a module's initialization (Go's init
+// functions, _initialize) at the start of the instance's first call, and
+// its host functions refuse to run outside one (a start function that calls
+// an import fails the instantiation).
+func (p *Plugin) listChanged(name string, kind ListKind) extism.HostFunction {
+	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
+		if s := stateFrom(ctx); s != nil && !s.refresh {
+			s.changed |= kind.Set()
+		}
+	}, none, none)
 }

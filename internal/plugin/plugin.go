@@ -25,12 +25,17 @@ type Plugin struct {
 	exports map[string]bool
 	events  atomic.Pointer[Events]
 
+	stateless bool          // the module exports StatelessExport
+	vars      sharedVars    // Extism variables, shared by all instances
+	listSeq   atomic.Uint64 // numbers the readings of the lists
+
 	roots     []*os.Root // the granted directories, closed after the module
 	closeOnce sync.Once
 }
 
-// SetEvents directs the plugin's list-changed and resource-updated
-// notifications to ev. Until it is called they are dropped.
+// SetEvents directs the plugin's lists, read again after it reported a
+// change, and its resource-updated notifications to ev. Until it is called
+// they are dropped.
 func (p *Plugin) SetEvents(ev Events) { p.events.Store(&ev) }
 
 func (p *Plugin) emit(fn func(Events)) {
@@ -92,6 +97,11 @@ type callState struct {
 	call   *Call
 	budget *budget
 	ctx    context.Context // the caller's context, without the budget
+	// changed holds the lists the plugin reported changed during the call.
+	changed ListSet
+	// refresh marks a call that re-reads the lists after a change: its
+	// own notifications of changes are ignored.
+	refresh bool
 }
 
 type stateKey struct{}
@@ -118,36 +128,76 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 	if limit <= 0 {
 		return nil, 0, p.timeoutError(export)
 	}
+	if r := refreshingFrom(ctx); r != nil && r.inst != nil {
+		// Re-reading the lists on the instance that reported the change,
+		// which the call that did so still holds.
+		out, spent, healthy, _, err := p.runOn(ctx, r.inst, c, export, input, limit, true)
+		if !healthy {
+			r.failed = true
+		}
+		return out, spent, err
+	}
 	// Waiting for a free instance is bounded too: a plugin whose instances
 	// are all stuck must not hold calls forever.
 	inst, err := p.pool.get(ctx, limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("plugin %s: %w", p.name, err)
 	}
-	healthy := false
-	defer func() { p.pool.put(inst, healthy) }()
+	p.vars.load(inst)
+	refresh := refreshingFrom(ctx) != nil
+	out, spent, healthy, changed, err := p.runOn(ctx, inst, c, export, input, limit, refresh)
+	if changed != 0 {
+		inst.changed |= changed
+		if healthy {
+			// Read the changed lists on this instance, before any other
+			// call can change them again.
+			healthy = p.refresh(ctx, inst, changed)
+		}
+	}
+	if healthy {
+		if verr := p.vars.save(inst); verr != nil {
+			p.log.Warn("plugin variables not saved", "export", export, "error", verr)
+			if err == nil {
+				out, err = nil, fmt.Errorf("plugin %s: %s: %w", p.name, export, verr)
+			}
+		}
+	}
+	lost := !healthy && inst.changed != 0
+	lists := inst.changed
+	p.pool.put(inst, healthy)
+	if lost && !refresh {
+		// The instance whose lists the server knows is gone: read them from
+		// the one that replaces it.
+		p.refresh(ctx, nil, lists)
+	}
+	return out, spent, err
+}
 
+// runOn runs one export on inst and returns its output, the running time it
+// spent, whether inst is still usable, and the lists it reported changed.
+func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export string, input []byte, limit time.Duration, refresh bool) (out []byte, spent time.Duration, healthy bool, changed ListSet, err error) {
 	bctx, b := withBudget(ctx, limit)
-	bctx = context.WithValue(bctx, stateKey{}, &callState{plugin: p, call: c, budget: b, ctx: ctx})
+	s := &callState{plugin: p, call: c, budget: b, ctx: ctx, refresh: refresh}
+	bctx = context.WithValue(bctx, stateKey{}, s)
 	rc, out, err := safeCall(bctx, inst, export, input)
 	expired, spent := b.stop()
+	changed = s.changed
 
 	switch {
 	case expired:
-		return nil, spent, p.timeoutError(export)
+		return nil, spent, false, changed, p.timeoutError(export)
 	case err != nil && ctx.Err() != nil:
-		return nil, spent, fmt.Errorf("plugin %s: %s: %w", p.name, export, context.Cause(ctx))
+		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w", p.name, export, context.Cause(ctx))
 	case err != nil:
 		if msg := inst.p.GetError(); msg != "" && msg == err.Error() {
-			healthy = true
-			return nil, spent, &PluginError{Export: export, Message: msg}
+			return nil, spent, true, changed, &PluginError{Export: export, Message: msg}
 		}
 		if denied := p.hostDenied(export, err); denied != nil {
-			return nil, spent, denied
+			return nil, spent, false, changed, denied
 		}
 		var exit *sys.ExitError
 		if errors.As(err, &exit) {
-			return nil, spent, fmt.Errorf("plugin %s: %s: %w: exited with code %d", p.name, export, ErrTrap, exit.ExitCode())
+			return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w: exited with code %d", p.name, export, ErrTrap, exit.ExitCode())
 		}
 		// The wasm stack trace is for the log, not for the client.
 		msg := err.Error()
@@ -155,17 +205,15 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 			p.log.Warn("plugin crashed", "export", export, "error", msg)
 			msg = msg[:i]
 		}
-		return nil, spent, fmt.Errorf("plugin %s: %s: %w: %s", p.name, export, ErrTrap, msg)
+		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w: %s", p.name, export, ErrTrap, msg)
 	case rc != 0:
-		healthy = true
-		return nil, spent, &PluginError{Export: export, Message: fmt.Sprintf("%s returned status %d", export, rc)}
+		return nil, spent, true, changed, &PluginError{Export: export, Message: fmt.Sprintf("%s returned status %d", export, rc)}
 	case int64(len(out)) > p.opts.Limits.MaxOutput:
 		// The instance is sound, but holds a large output buffer: drop it
 		// to give the memory back.
-		return nil, spent, fmt.Errorf("plugin %s: %s: %w (%d > %d bytes)", p.name, export, ErrOutputTooLarge, len(out), p.opts.Limits.MaxOutput)
+		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w (%d > %d bytes)", p.name, export, ErrOutputTooLarge, len(out), p.opts.Limits.MaxOutput)
 	}
-	healthy = true
-	return out, spent, nil
+	return out, spent, true, changed, nil
 }
 
 // timeoutError reports that export ran out of the call timeout.

@@ -34,6 +34,15 @@ type pool struct {
 type instance struct {
 	p        *extism.Plugin
 	lastUsed time.Time
+
+	// varsBase is the copy of the plugin's variables the instance was
+	// given, at varsVersion (see sharedVars).
+	varsBase    map[string][]byte
+	varsVersion uint64
+	// changed holds the lists the instance ever reported changed: the
+	// plugin's lists are what it says, so if it is discarded they must be
+	// read again from another.
+	changed ListSet
 }
 
 const (
@@ -56,6 +65,12 @@ func newPool(compiled *extism.CompiledPlugin, cfg extism.PluginInstanceConfig, m
 	}
 	go p.reap()
 	return p
+}
+
+// setMax sets the number of instances. It is only for a pool that no one
+// else uses yet, with no instance in use.
+func (p *pool) setMax(max int) {
+	p.slots = make(chan struct{}, max)
 }
 
 // reap closes instances idle for longer than idleTimeout, keeping minIdle.

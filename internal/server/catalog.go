@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,27 +13,15 @@ import (
 )
 
 // lists selects which of a plugin's lists to read.
-type lists uint8
+type lists = plugin.ListSet
 
 const (
-	listTools lists = 1 << iota
-	listResources
-	listPrompts
+	listTools     = lists(1) << plugin.ToolList
+	listResources = lists(1) << plugin.ResourceList
+	listPrompts   = lists(1) << plugin.PromptList
 
-	allLists = listTools | listResources | listPrompts
+	allLists = plugin.AllLists
 )
-
-func listsOf(kind plugin.ListKind) lists {
-	switch kind {
-	case plugin.ToolList:
-		return listTools
-	case plugin.ResourceList:
-		return listResources
-	case plugin.PromptList:
-		return listPrompts
-	}
-	return 0
-}
 
 // catalog is what one plugin offers.
 type catalog struct {
@@ -41,6 +29,7 @@ type catalog struct {
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
 	prompts   []*mcp.Prompt
+	seq       uint64 // plugin.Lists.Seq of the reading
 }
 
 type toolEntry struct {
@@ -48,41 +37,28 @@ type toolEntry struct {
 	schema *jsonschema.Resolved
 }
 
-// list reads the selected lists from the plugin. Tools whose input schema
-// cannot be compiled are left out, with an error in the log.
+// list reads the selected lists from the plugin.
 func (m *mount) list(ctx context.Context, which lists) (*catalog, error) {
-	p := m.Plugin
-	c := &catalog{}
-	if which&listTools != 0 {
-		tools, err := p.ListTools(ctx, nil)
+	l, err := m.Plugin.ReadLists(ctx, which)
+	if err != nil {
+		return nil, err
+	}
+	return m.catalogOf(l), nil
+}
+
+// catalogOf turns lists read from the plugin into a catalog. Tools whose
+// input schema cannot be compiled are left out, with an error in the log.
+func (m *mount) catalogOf(l *plugin.Lists) *catalog {
+	c := &catalog{seq: l.Seq, resources: l.Resources, templates: l.Templates, prompts: l.Prompts}
+	for _, t := range l.Tools {
+		schema, err := compileSchema(t.InputSchema)
 		if err != nil {
-			return nil, fmt.Errorf("listing tools: %w", err)
+			m.srv.log.Error("ignoring tool with an invalid input schema", "plugin", m.name, "tool", t.Name, "error", err)
+			continue
 		}
-		for _, t := range tools {
-			schema, err := compileSchema(t.InputSchema)
-			if err != nil {
-				m.srv.log.Error("ignoring tool with an invalid input schema", "plugin", m.name, "tool", t.Name, "error", err)
-				continue
-			}
-			c.tools = append(c.tools, &toolEntry{tool: t, schema: schema})
-		}
+		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema})
 	}
-	if which&listResources != 0 {
-		var err error
-		if c.resources, err = p.ListResources(ctx, nil); err != nil {
-			return nil, fmt.Errorf("listing resources: %w", err)
-		}
-		if c.templates, err = p.ListResourceTemplates(ctx, nil); err != nil {
-			return nil, fmt.Errorf("listing resource templates: %w", err)
-		}
-	}
-	if which&listPrompts != 0 {
-		var err error
-		if c.prompts, err = p.ListPrompts(ctx, nil); err != nil {
-			return nil, fmt.Errorf("listing prompts: %w", err)
-		}
-	}
-	return c, nil
+	return c
 }
 
 func compileSchema(schema any) (*jsonschema.Resolved, error) {
@@ -99,13 +75,24 @@ func compileSchema(schema any) (*jsonschema.Resolved, error) {
 
 // apply makes the server offer exactly what c lists for the selected lists,
 // adding, replacing and removing registrations. An item another plugin
-// already offers is left out, with an error in the log.
+// already offers is left out, with an error in the log. A list read before
+// the one the server offers (by another instance of the plugin, which
+// finished later) is ignored.
 func (m *mount) apply(c *catalog, which lists) {
 	s := m.srv
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m.retired {
 		return // a late refresh of a plugin a reload replaced
+	}
+	for _, k := range []plugin.ListKind{plugin.ToolList, plugin.ResourceList, plugin.PromptList} {
+		if which.Has(k) {
+			if c.seq < m.seq[k] {
+				which &^= k.Set()
+			} else {
+				m.seq[k] = c.seq
+			}
+		}
 	}
 
 	if which&listTools != 0 {
@@ -200,28 +187,19 @@ func (m *mount) register(add func(), kind, key string) {
 	add()
 }
 
-// refreshTimeout bounds re-listing a plugin after it reported a change.
-const refreshTimeout = time.Minute
-
-// ListChanged implements plugin.Events: the plugin's list of kind changed,
-// so list it again. It runs in the background, as the plugin is in a call.
-func (m *mount) ListChanged(kind plugin.ListKind) {
-	go func() {
-		m.refreshMu.Lock()
-		defer m.refreshMu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
-		defer cancel()
-		which := listsOf(kind)
-		c, err := m.list(ctx, which)
-		if err != nil {
-			m.srv.log.Error("re-listing plugin after a change", "plugin", m.name, "list", kind, "error", err)
-			return
-		}
-		m.apply(c, which)
-	}()
+// ListsChanged implements plugin.Events: offer the lists the plugin read
+// again after it reported a change. It runs in the plugin's call, which
+// waits for it, so that the client that made the call sees the new lists as
+// soon as it has the result.
+func (m *mount) ListsChanged(l *plugin.Lists) {
+	m.apply(m.catalogOf(l), l.Read)
 }
 
-// ResourceUpdated implements plugin.Events: tell subscribed sessions.
+// ResourceUpdated implements plugin.Events: tell subscribed sessions. The
+// notifications are sent in the background, one URI at a time; a URI
+// already waiting is not queued twice, and past maxPendingUpdates waiting
+// URIs further ones are dropped, so that a plugin sending them in a loop
+// holds neither its call nor unbounded memory or goroutines.
 func (m *mount) ResourceUpdated(uri string) {
 	m.srv.mu.Lock()
 	retired := m.retired
@@ -229,10 +207,64 @@ func (m *mount) ResourceUpdated(uri string) {
 	if retired {
 		return
 	}
-	go func() {
+	u := &m.updates
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, ok := u.pending[uri]; ok {
+		return
+	}
+	if len(u.order) >= maxPendingUpdates {
+		u.dropped++
+		return
+	}
+	if u.pending == nil {
+		u.pending = map[string]bool{}
+	}
+	u.pending[uri] = true
+	u.order = append(u.order, uri)
+	if !u.sending {
+		u.sending = true
+		go m.sendUpdates()
+	}
+}
+
+// maxPendingUpdates bounds the resource-updated notifications of one plugin
+// waiting to be sent.
+const maxPendingUpdates = 1024
+
+// resourceUpdates are a plugin's resource-updated notifications waiting to
+// be sent.
+type resourceUpdates struct {
+	mu      sync.Mutex
+	pending map[string]bool
+	order   []string
+	sending bool // a goroutine is sending them
+	dropped int
+}
+
+// sendUpdates sends the waiting resource-updated notifications, until none
+// is left.
+func (m *mount) sendUpdates() {
+	u := &m.updates
+	for {
+		u.mu.Lock()
+		if dropped := u.dropped; dropped > 0 {
+			u.dropped = 0
+			m.srv.log.Warn("dropped resource-updated notifications: too many at once", "plugin", m.name, "dropped", dropped)
+		}
+		if len(u.order) == 0 {
+			u.sending = false
+			u.order = nil
+			u.mu.Unlock()
+			return
+		}
+		uri := u.order[0]
+		u.order = u.order[1:]
+		delete(u.pending, uri)
+		u.mu.Unlock()
 		err := m.srv.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: m.exposedURI(uri)})
 		if err != nil {
 			m.srv.log.Warn("notifying resource update", "plugin", m.name, "uri", uri, "error", err)
 		}
-	}()
+	}
 }

@@ -78,8 +78,9 @@ type mount struct {
 	name string
 	srv  *Server
 
-	refreshMu sync.Mutex // serializes re-listing of this plugin
-	retired   bool       // replaced by a reload; guarded by srv.mu
+	seq     [4]uint64       // by plugin.ListKind, the Seq of the lists offered; guarded by srv.mu
+	updates resourceUpdates // resource-updated notifications not yet sent
+	retired bool            // replaced by a reload; guarded by srv.mu
 }
 
 // New lists every plugin and builds the server. It fails if two plugins

@@ -21,10 +21,10 @@ import (
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
-// v1full loads the v1 test plugin. Its extras and counters live in one
-// instance, so it runs with a single instance.
+// v1full loads the v1 test plugin. Its extras and counters live in its
+// instance's memory; it does not declare itself stateless, so it gets one
+// instance unless limits say otherwise.
 func v1full(t *testing.T, limits config.Limits) *plugin.Plugin {
-	limits.MaxInstances = 1
 	return loadPlugin(t, "v1full", testutil.BuildPlugin(t, "./internal/testplugins/v1full"), limits)
 }
 

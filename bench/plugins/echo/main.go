@@ -11,7 +11,9 @@
 // rounds of an integer hash) and returns the result. The benchmark uses it
 // to show whether calls to one plugin run in parallel: with enough work per
 // call, throughput grows with concurrency up to the number of cores only if
-// several instances of the plugin run at once.
+// several instances of the plugin run at once. It keeps no state between
+// calls and says so (it imports pdk/stateless), so Hangar runs one instance
+// per core by default.
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o echo.wasm ./bench/plugins/echo
 package main
@@ -21,6 +23,7 @@ import (
 	"strconv"
 
 	"github.com/hangar-mcp/hangar/pdk"
+	_ "github.com/hangar-mcp/hangar/pdk/stateless"
 )
 
 func init() {

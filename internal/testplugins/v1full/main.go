@@ -29,8 +29,8 @@
 // Host-import failures ({"error": ...} answers) become tool results with
 // isError set and the message as text.
 //
-// The roots counter and the extras live in the memory of one instance:
-// tests that rely on them must run the plugin with limits.max_instances: 1.
+// The roots counter and the extras live in the memory of its instance. The
+// plugin does not declare itself stateless, so Hangar runs one instance.
 //
 // Build: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o v1full.wasm ./internal/testplugins/v1full
 package main

@@ -14,6 +14,9 @@
 ;; The scan is a byte search, not a JSON parser: a "text" key elsewhere in
 ;; the input (in _meta, say) that comes first would be echoed instead.
 ;;
+;; It keeps no state between calls and exports hangar_stateless to say so
+;; (docs/abi.md), so Hangar runs several instances of it at once.
+;;
 ;; Strings live in data segments, NUL-terminated, one per 512-byte slot.
 (module
   (import "extism:host/env" "input_length" (func $input_length (result i64)))
@@ -153,4 +156,7 @@
         (br $search)))
     (call $output_cstr (i32.const 2560))
     (i32.const 0))
+
+  ;; The stateless marker: never called.
+  (func (export "hangar_stateless"))
 )
