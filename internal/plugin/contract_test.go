@@ -545,10 +545,14 @@ type contractEvents struct {
 	got []string
 }
 
-func (e *contractEvents) ListChanged(kind plugin.ListKind) {
+func (e *contractEvents) ListsChanged(l *plugin.Lists) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.got = append(e.got, "list_changed:"+kind.String())
+	for _, kind := range []plugin.ListKind{plugin.ToolList, plugin.ResourceList, plugin.PromptList} {
+		if l.Read.Has(kind) {
+			e.got = append(e.got, "list_changed:"+kind.String())
+		}
+	}
 }
 
 func (e *contractEvents) ResourceUpdated(uri string) {
