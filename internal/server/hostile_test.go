@@ -143,7 +143,7 @@ func TestHostileServerKeepsServing(t *testing.T) {
 		{"hc_config_get", nil, "crashed", false},
 		{"hc_http_request", nil, "crashed", false},
 		{"hc_t_output_len", nil, "malformed output", false},
-		{"h_http", map[string]any{"url": "http://127.0.0.1:9/"}, "not allowed", false},
+		{"h_http", map[string]any{"url": "http://127.0.0.1:9/"}, "HTTP request denied", false},
 		{"h_read", map[string]any{"path": "/etc/passwd"}, "bad file number", false},
 		{"h_rawread", map[string]any{"fd": 3, "path": "../etc/passwd"}, "not permitted", false},
 	}
