@@ -6,7 +6,13 @@
 // completion.
 package main
 
-import "github.com/hangar-mcp/hangar/pdk"
+import (
+	"github.com/hangar-mcp/hangar/pdk"
+
+	// The fixture keeps no state between calls, so Hangar may run several
+	// instances of it at once (concurrent sessions sample in parallel).
+	_ "github.com/hangar-mcp/hangar/pdk/stateless"
+)
 
 var (
 	pngImage = redPixelPNG()
