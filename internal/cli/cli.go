@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 )
 
@@ -160,22 +159,4 @@ func logger(w io.Writer, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
-}
-
-// version is the module version hangar was built from.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
-
-var versionCmd = &command{
-	name:  "version",
-	short: "print the version",
-	long:  "Version prints the version of hangar.",
-	run: func(ctx context.Context, env *Env, args []string) error {
-		fmt.Fprintf(env.Stdout, "hangar %s\n", version())
-		return nil
-	},
 }
