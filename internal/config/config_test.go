@@ -143,7 +143,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range want.Plugins { // Load, unlike Parse, knows where the lock file goes
-		want.Plugins[i].LockFile = filepath.Join(testdataDir(t), "hangar.lock")
+		want.Plugins[i].LockFile = filepath.Join(testdataDir(t), "full.lock")
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load differs from Parse:\n%+v\n%+v", cfg, want)
