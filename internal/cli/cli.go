@@ -31,7 +31,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{serveCmd, inspectCmd, callCmd, pullCmd, pushCmd, importCmd, versionCmd}
+	commands = []*command{serveCmd, inspectCmd, callCmd, pullCmd, pushCmd, importCmd, clientConfigCmd, versionCmd}
 }
 
 // errUsage reports bad command-line usage; the message has been printed.
@@ -49,8 +49,12 @@ Run "hangar help <command>" or "hangar <command> --help" for details.
 
 func usage(w io.Writer) {
 	var b strings.Builder
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.short)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, c.name, c.short)
 	}
 	fmt.Fprintf(w, overview, b.String())
 }

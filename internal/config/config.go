@@ -164,6 +164,12 @@ func DefaultLimits() Limits {
 // ([LockPath]); a configuration of local files only has none. Problems with
 // the content are all reported together (see Error); they wrap ErrInvalid.
 func Load(path string) (*Config, error) {
+	return LoadEnv(path, nil)
+}
+
+// LoadEnv is Load with getenv resolving the ${NAME} references in
+// grants.env instead of the process environment (nil means os.LookupEnv).
+func LoadEnv(path string, getenv func(string) (string, bool)) (*Config, error) {
 	data, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
@@ -172,7 +178,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
-	cfg, err := Parse(data, path, filepath.Dir(abs), nil)
+	cfg, err := Parse(data, path, filepath.Dir(abs), getenv)
 	if err != nil {
 		return nil, err
 	}
