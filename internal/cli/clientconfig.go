@@ -70,7 +70,7 @@ func (f *clientConfigFlags) register(fs *flag.FlagSet) {
 
 var clientConfigCmd = &command{
 	name:  "client-config",
-	args:  "claude|cursor|vscode|windsurf --config FILE",
+	args:  "(claude|cursor|vscode|windsurf) --config FILE [--name NAME] [--command PATH] [--placeholders]",
 	short: "print a desktop MCP client's entry for hangar",
 	long: `Client-config prints the JSON that makes a desktop MCP client (Claude
 Desktop, Cursor, VS Code or Windsurf) start hangar over stdio with a
