@@ -175,9 +175,9 @@ func (r usageRep) match(pos []string, i int, given map[string]bool) []int {
 	return out
 }
 
-func (usageWord) flags(map[string]bool)       {}
+func (usageWord) flags(map[string]bool)        {}
 func (f usageFlag) flags(into map[string]bool) { into[f.name] = true }
-func (usageAny) flags(map[string]bool)        {}
+func (usageAny) flags(map[string]bool)         {}
 func (s usageSeq) flags(into map[string]bool) {
 	for _, n := range s {
 		n.flags(into)
