@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -166,11 +167,24 @@ func runClientConfig(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(env.Stdout, "%s\n", out); err != nil {
+	if _, err := fmt.Fprintf(env.Stdout, "%s\n", inlineStringArrays(out)); err != nil {
 		return err
 	}
 	noteClientConfig(env.Stderr, client, f.name, command, values, fromEnv)
 	return nil
+}
+
+var (
+	stringArrayRE = regexp.MustCompile(`\[\n(?:[ \t]+"(?:[^"\\]|\\.)*",?\n)+[ \t]*\]`)
+	jsonStringRE  = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+)
+
+// inlineStringArrays puts each array of strings of indented JSON on one
+// line, as people write an entry's "args".
+func inlineStringArrays(indented []byte) []byte {
+	return stringArrayRE.ReplaceAllFunc(indented, func(a []byte) []byte {
+		return []byte("[" + strings.Join(jsonStringRE.FindAllString(string(a), -1), ", ") + "]")
+	})
 }
 
 // noteClientConfig tells, on stderr, where the entry goes and where each

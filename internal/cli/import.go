@@ -33,7 +33,7 @@ equivalent Hangar configuration (YAML) on standard output. Supported:
 
 Plugin names, sources (oci://, file://, https://), allowed_hosts,
 allowed_paths, env_vars, memory_limit and tool_name_prefix are translated;
-see the migration table in the README. What Hangar does differently or does
+see the migration table in docs/sources.md. What Hangar does differently or does
 not support (skip_tools and the other filters, auths, keyring secrets, s3://
 and http:// URLs, https:// URLs without a sha256 pin, signature checks
 without a signer identity) is listed on standard error and, where it
