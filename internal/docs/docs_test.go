@@ -194,11 +194,11 @@ func blockName(b *block) string {
 type docCheck struct {
 	t        *testing.T // for temporary directories
 	problems []string
-	root  string
-	file  string
-	home  string   // where the named yaml blocks of the file are written
-	named []string // their names
-	run   *runEnv
+	root     string
+	file     string
+	home     string   // where the named yaml blocks of the file are written
+	named    []string // their names
+	run      *runEnv
 }
 
 func (d *docCheck) fail(format string, args ...any) {
