@@ -173,7 +173,7 @@ func importHyperMCP(data []byte, ext string) ([]byte, []string, error) {
 	}
 
 	root := &yaml.Node{Kind: yaml.MappingNode}
-	root.HeadComment = "Imported from a hyper-mcp configuration by hangar import. Review it, then run\n\"hangar pull --config FILE\" to fetch the plugins and write hangar.lock."
+	root.HeadComment = "Imported from a hyper-mcp configuration by hangar import. Review it, then run\n\"hangar pull --config FILE\" to fetch the plugins and write the lock file."
 	list := &yaml.Node{Kind: yaml.SequenceNode}
 	names := map[string]bool{}
 	for _, p := range plugins {
@@ -397,7 +397,7 @@ func (im *importer) source(label, raw string) (src string, verify *yaml.Node, ex
 		last := ref[strings.LastIndex(ref, "/")+1:]
 		if !strings.Contains(last, ":") && !strings.Contains(last, "@") {
 			src += ":latest"
-			extra = append(extra, "hyper-mcp pulls :latest when no tag is given; hangar.lock pins what it resolves to")
+			extra = append(extra, "hyper-mcp pulls :latest when no tag is given; the lock file pins what it resolves to")
 		}
 		v, vextra := im.verify(ref)
 		return src, v, append(extra, vextra...), true

@@ -266,7 +266,7 @@ type offlineKey struct{}
 
 // withOffline returns ctx marked so that readPlugin uses no network, for
 // serve --offline: https:// and oci:// plugins must then be in the cache
-// (and oci:// ones in hangar.lock), or loading them fails with
+// (and oci:// ones in the lock file), or loading them fails with
 // source.ErrOffline.
 func withOffline(ctx context.Context, offline bool) context.Context {
 	return context.WithValue(ctx, offlineKey{}, offline)
@@ -280,7 +280,7 @@ func isOffline(ctx context.Context) bool {
 // readPlugin returns the module of a plugin, resolving its source: a file
 // is read (and checked against its sha256 pin and recorded in the lock
 // file, when it has them), https:// and oci:// sources come from the cache
-// or the network as hangar.lock says (see package source), without network
+// or the network as the lock file says (see package source), without network
 // when ctx is marked by withOffline. The lock file is updated when
 // something new was resolved; failing to write it is only a warning.
 func readPlugin(ctx context.Context, spec config.Plugin, log *slog.Logger) ([]byte, error) {

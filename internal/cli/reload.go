@@ -225,7 +225,7 @@ func (r *reloader) find(n running) *plugin.Plugin {
 // moduleDigest hashes a file plugin's module, so that replacing the file
 // counts as a change; an unreadable file hashes as zero, and loading it
 // reports the error. Remote plugins hash as zero: what they resolve to is
-// pinned by their sha256 or by hangar.lock, both part of the spec.
+// pinned by their sha256 or by the lock file, both part of the spec.
 func moduleDigest(spec config.Plugin) [sha256.Size]byte {
 	if spec.Path == "" {
 		return [sha256.Size]byte{}
