@@ -85,6 +85,21 @@ func TestCheckerFinds(t *testing.T) {
 	}
 }
 
+// TestCheckerFindsFiles: files and directories the loader reports missing
+// are provided even under keys the checker does not know.
+func TestCheckerFindsFiles(t *testing.T) {
+	useFileRefs = false
+	defer func() { useFileRefs = true }()
+	doc := "```yaml\nplugins:\n  - name: a\n    path: ./plugins/a.wasm\n    grants:\n      allowed_paths:\n        - {host: /srv/data, guest: /data}\n        - {host: ./scratch}\n" +
+		"  - name: b\n    source: file:///opt/plugins/b.wasm\n  - name: c\n    source: oci://r.example/c:1\n    verify: {key: ../keys/cosign.pub}\n```\n"
+	if got := check(t, "docs/x.md", doc); len(got) > 0 {
+		t.Errorf("problems:\n%s", strings.Join(got, "\n"))
+	}
+	if got := check(t, "docs/x.md", "```yaml\nplugins:\n  - name: a\n    pathh: ./a.wasm\n```\n"); len(got) != 1 {
+		t.Errorf("a wrong block: %q", got)
+	}
+}
+
 // TestCheckerRuns: a block marked run is executed where ./hangar and the
 // examples are, and fails the check when it fails.
 func TestCheckerRuns(t *testing.T) {
