@@ -1,5 +1,5 @@
 # The two commands of the README.
-#   make run   builds the example plugin and serves it on http://127.0.0.1:8080/mcp
+#   make run   builds the example plugins and serves examples/hangar.yaml on http://127.0.0.1:8080/mcp
 #   make test  installs test dependencies and runs every test
 
 GO ?= go
@@ -7,8 +7,8 @@ WASM := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath
 
 .PHONY: run test examples clean
 
-run: examples/hello/hello.wasm
-	$(GO) run ./cmd/hangar serve --http 127.0.0.1:8080 examples/hello/hello.wasm
+run: examples/hello/hello.wasm examples/notes/notes.wasm
+	$(GO) run ./cmd/hangar serve --config examples/hangar.yaml --http 127.0.0.1:8080
 
 test:
 	scripts/test.sh

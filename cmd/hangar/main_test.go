@@ -283,7 +283,7 @@ func TestServeReload(t *testing.T) {
 		t.Helper()
 		select {
 		case <-changed:
-		case <-time.After(15 * time.Second):
+		case <-time.After(time.Minute): // a cold compile of a plugin, on a busy machine
 			t.Fatalf("no tools/list_changed after %s; log:\n%s", what, logs.String())
 		}
 	}
@@ -302,7 +302,7 @@ func TestServeReload(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("plugins:\n  - {name: p, pth: x}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(logs.String(), "reload failed") {
 		if time.Now().After(deadline) {
 			t.Fatalf("a broken file was not reported; log:\n%s", logs.String())
@@ -313,7 +313,12 @@ func TestServeReload(t *testing.T) {
 		t.Errorf("tools after a broken edit = %s", got)
 	}
 
-	// Back to the first file, announced with SIGHUP.
+	// Back to the first file, announced with SIGHUP. A reload that swaps
+	// tools may notify more than once (the SDK coalesces notifications
+	// only within 10ms): forget those of the first edit.
+	for len(changed) > 0 {
+		<-changed
+	}
 	if err := os.WriteFile(cfg, []byte("plugins:\n  - {name: p, path: "+legacy+"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -321,6 +326,11 @@ func TestServeReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitChanged("SIGHUP")
+	for deadline := time.Now().Add(time.Minute); tools() != "add,fail,reverse"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tools after SIGHUP = %s; log:\n%s", tools(), logs.String())
+		}
+	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "reverse", Arguments: map[string]any{"text": "hup"}})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "puh" {
 		t.Errorf("reverse after SIGHUP = %+v, %v", res, err)

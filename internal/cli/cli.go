@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 )
 
@@ -32,7 +31,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{serveCmd, inspectCmd, callCmd, pullCmd, pushCmd, importCmd, versionCmd}
+	commands = []*command{serveCmd, inspectCmd, callCmd, pullCmd, pushCmd, importCmd, clientConfigCmd, versionCmd}
 }
 
 // errUsage reports bad command-line usage; the message has been printed.
@@ -50,8 +49,12 @@ Run "hangar help <command>" or "hangar <command> --help" for details.
 
 func usage(w io.Writer) {
 	var b strings.Builder
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.short)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, c.name, c.short)
 	}
 	fmt.Fprintf(w, overview, b.String())
 }
@@ -160,22 +163,4 @@ func logger(w io.Writer, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
-}
-
-// version is the module version hangar was built from.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
-
-var versionCmd = &command{
-	name:  "version",
-	short: "print the version",
-	long:  "Version prints the version of hangar.",
-	run: func(ctx context.Context, env *Env, args []string) error {
-		fmt.Fprintf(env.Stdout, "hangar %s\n", version())
-		return nil
-	},
 }

@@ -33,7 +33,7 @@ equivalent Hangar configuration (YAML) on standard output. Supported:
 
 Plugin names, sources (oci://, file://, https://), allowed_hosts,
 allowed_paths, env_vars, memory_limit and tool_name_prefix are translated;
-see the migration table in the README. What Hangar does differently or does
+see the migration table in docs/sources.md. What Hangar does differently or does
 not support (skip_tools and the other filters, auths, keyring secrets, s3://
 and http:// URLs, https:// URLs without a sha256 pin, signature checks
 without a signer identity) is listed on standard error and, where it
@@ -173,7 +173,7 @@ func importHyperMCP(data []byte, ext string) ([]byte, []string, error) {
 	}
 
 	root := &yaml.Node{Kind: yaml.MappingNode}
-	root.HeadComment = "Imported from a hyper-mcp configuration by hangar import. Review it, then run\n\"hangar pull --config FILE\" to fetch the plugins and write hangar.lock."
+	root.HeadComment = "Imported from a hyper-mcp configuration by hangar import. Review it, then run\n\"hangar pull --config FILE\" to fetch the plugins and write the lock file."
 	list := &yaml.Node{Kind: yaml.SequenceNode}
 	names := map[string]bool{}
 	for _, p := range plugins {
@@ -397,7 +397,7 @@ func (im *importer) source(label, raw string) (src string, verify *yaml.Node, ex
 		last := ref[strings.LastIndex(ref, "/")+1:]
 		if !strings.Contains(last, ":") && !strings.Contains(last, "@") {
 			src += ":latest"
-			extra = append(extra, "hyper-mcp pulls :latest when no tag is given; hangar.lock pins what it resolves to")
+			extra = append(extra, "hyper-mcp pulls :latest when no tag is given; the lock file pins what it resolves to")
 		}
 		v, vextra := im.verify(ref)
 		return src, v, append(extra, vextra...), true

@@ -43,6 +43,7 @@ func (s setFlag) Set(v string) error {
 // loadPlugins compiles and starts every configured plugin, in parallel.
 // On error, the plugins already started are closed.
 func loadPlugins(ctx context.Context, e *plugin.Engine, specs []config.Plugin, log *slog.Logger) ([]*plugin.Plugin, error) {
+	migrateLocks(specs, log) // before the loads below read and write the lock files
 	plugins := make([]*plugin.Plugin, len(specs))
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -28,9 +31,9 @@ type pullFlags struct {
 }
 
 func (f *pullFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.config, "config", "", "resolve every plugin of this configuration file and write hangar.lock beside it")
-	fs.BoolVar(&f.update, "update", false, "with --config: resolve tags again instead of keeping the digests in hangar.lock")
-	fs.BoolVar(&f.offline, "offline", false, "use no network: only check that the cache (and hangar.lock) have everything")
+	fs.StringVar(&f.config, "config", "", "resolve every plugin of this configuration file and write its lock file beside it (hangar.lock for hangar.yaml)")
+	fs.BoolVar(&f.update, "update", false, "with --config: resolve tags again instead of keeping the digests in the lock file")
+	fs.BoolVar(&f.offline, "offline", false, "use no network: only check that the cache (and the lock file) have everything")
 	fs.StringVar(&f.sha256, "sha256", "", "with REF: the module's expected SHA-256 (64 hex digits)")
 	fs.Var(&f.plainHTTP, "plain-http", "speak plain HTTP to the registry; only for loopback registries, which use it by default (--plain-http=false forces HTTPS)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "diagnostics on stderr: debug, info, warn or error")
@@ -39,7 +42,7 @@ func (f *pullFlags) register(fs *flag.FlagSet) {
 var pullCmd = &command{
 	name:  "pull",
 	args:  "[flags] REF | --config FILE",
-	short: "fetch plugins into the cache; write hangar.lock",
+	short: "fetch plugins into the cache; write the lock file",
 	long: `Pull fetches a plugin into Hangar's cache of modules and prints its digests.
 REF is an OCI reference, oci://REGISTRY/REPOSITORY:TAG or
 oci://REGISTRY/REPOSITORY@sha256:DIGEST, or an https:// URL. The output
@@ -51,12 +54,14 @@ to configured plugins. REF may also name a container image holding
 
 With --config, pull resolves every plugin of the configuration as serve
 would (checking digests and, for oci:// plugins, signatures under each
-plugin's verify policy), fills the cache, and writes hangar.lock beside the
-configuration with exactly its plugins. Plugins already locked keep their
-locked digests, even if a tag has moved since; --update resolves them
-again. Afterwards serve needs no network for these plugins. With --offline,
-nothing is fetched: pull only checks that hangar.lock and the cache hold
-every plugin.
+plugin's verify policy), fills the cache, and writes the configuration's
+lock file beside it, with exactly its plugins: hangar.lock for hangar.yaml,
+team.lock for team.yaml. Plugins already locked keep their locked digests,
+even if a tag has moved since; --update resolves them again. Afterwards
+serve needs no network for these plugins. With --offline, nothing is
+fetched: pull only checks that the lock file and the cache hold every
+plugin. A configuration of local files only has no lock file: pull checks
+the files and writes none.
 
 Registries on loopback addresses (localhost, 127.0.0.1, [::1]) are spoken to
 over plain HTTP, all others over HTTPS. Credentials come from Docker's
@@ -134,16 +139,21 @@ func pullConfig(ctx context.Context, out io.Writer, r *source.Resolver, path str
 	if err != nil {
 		return err
 	}
-	lock, err := source.LoadLock(config.LockPath(path))
-	if err != nil {
-		return err
+	names := make([]string, 0, len(cfg.Plugins))
+	for _, spec := range cfg.Plugins {
+		names = append(names, spec.Name)
+	}
+	var lock *source.Lock
+	if cfg.Remote() {
+		migrateLocks(cfg.Plugins, r.Logger)
+		if lock, err = source.LoadLock(config.LockPath(path)); err != nil {
+			return err
+		}
 	}
 	r.Lock, r.Update = lock, update
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	var errs []error
-	names := make([]string, 0, len(cfg.Plugins))
 	for _, spec := range cfg.Plugins {
-		names = append(names, spec.Name)
 		a, err := r.Resolve(ctx, spec)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("plugin %s: %w", spec.Name, err))
@@ -161,6 +171,10 @@ func pullConfig(ctx context.Context, out io.Writer, r *source.Resolver, path str
 	w.Flush()
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	if lock == nil {
+		fmt.Fprintf(out, "no lock file: every plugin of %s is a local file (pin one with sha256 to refuse a changed file)\n", path)
+		return nil
 	}
 	lock.Retain(names)
 	if err := lock.Save(); err != nil {
@@ -252,7 +266,7 @@ type offlineKey struct{}
 
 // withOffline returns ctx marked so that readPlugin uses no network, for
 // serve --offline: https:// and oci:// plugins must then be in the cache
-// (and oci:// ones in hangar.lock), or loading them fails with
+// (and oci:// ones in the lock file), or loading them fails with
 // source.ErrOffline.
 func withOffline(ctx context.Context, offline bool) context.Context {
 	return context.WithValue(ctx, offlineKey{}, offline)
@@ -266,7 +280,7 @@ func isOffline(ctx context.Context) bool {
 // readPlugin returns the module of a plugin, resolving its source: a file
 // is read (and checked against its sha256 pin and recorded in the lock
 // file, when it has them), https:// and oci:// sources come from the cache
-// or the network as hangar.lock says (see package source), without network
+// or the network as the lock file says (see package source), without network
 // when ctx is marked by withOffline. The lock file is updated when
 // something new was resolved; failing to write it is only a warning.
 func readPlugin(ctx context.Context, spec config.Plugin, log *slog.Logger) ([]byte, error) {
@@ -301,4 +315,68 @@ func readPlugin(ctx context.Context, spec config.Plugin, log *slog.Logger) ([]by
 		log.Debug("plugin locked", "plugin", spec.Name, "manifest", a.Manifest, "sha256", a.SHA256())
 	}
 	return a.Read()
+}
+
+// migrateLock gives the lock file at path the entries of the plugins named
+// that hangar.lock in the same directory holds, if the lock file does not
+// exist yet. A configuration's lock file is named after it (team.lock for
+// team.yaml); before, every configuration in a directory shared hangar.lock,
+// so this carries a configuration's locked plugins over, once: the entries
+// apply only while a plugin's source is unchanged, like every entry, and
+// hangar.lock is left as it is, for hangar.yaml.
+func migrateLock(path string, names []string, log *slog.Logger) error {
+	shared := filepath.Join(filepath.Dir(path), config.LockFileName)
+	if shared == path {
+		return nil
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Lstat(shared); err != nil {
+		return nil
+	}
+	old, err := source.LoadLock(shared)
+	if err != nil {
+		return err
+	}
+	lock, err := source.LoadLock(path)
+	if err != nil {
+		return err
+	}
+	var taken []string
+	for _, name := range names {
+		if e, ok := old.Get(name); ok {
+			lock.Put(name, e)
+			taken = append(taken, name)
+		}
+	}
+	if len(taken) == 0 {
+		return nil
+	}
+	if err := lock.Save(); err != nil {
+		return err
+	}
+	log.Info("lock entries taken from the lock file every configuration in the directory shared before", "from", shared, "to", path, "plugins", strings.Join(taken, ","))
+	return nil
+}
+
+// migrateLocks runs migrateLock for the lock files of specs; a failure is
+// only a warning (the plugins are then resolved again).
+func migrateLocks(specs []config.Plugin, log *slog.Logger) {
+	names := map[string][]string{}
+	var paths []string
+	for _, s := range specs {
+		if s.LockFile == "" {
+			continue
+		}
+		if _, ok := names[s.LockFile]; !ok {
+			paths = append(paths, s.LockFile)
+		}
+		names[s.LockFile] = append(names[s.LockFile], s.Name)
+	}
+	for _, p := range paths {
+		if err := migrateLock(p, names[p], log); err != nil {
+			log.Warn("could not take lock entries from the shared lock file", "lock", p, "error", err)
+		}
+	}
 }

@@ -239,6 +239,7 @@ func TestServeOCI(t *testing.T) {
 		t.Errorf("pull --offline: exit %d\n%s%s", code, out, errOut)
 	}
 	// An emptied cache with the registry gone: a clear error.
+	filledCache := os.Getenv("XDG_CACHE_HOME")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	if _, errOut, code := hangar(t, "pull", "--config", cfgPath, "--offline"); code != 1 || !strings.Contains(errOut, "not available offline") {
 		t.Errorf("pull --offline, empty cache: exit %d, %s", code, errOut)
@@ -258,14 +259,85 @@ func TestServeOCI(t *testing.T) {
 	}
 
 	// pull --config drops entries of plugins no longer configured.
-	os.WriteFile(cfgPath, []byte("plugins:\n  - name: local\n    path: local.wasm\n"), 0o644)
+	t.Setenv("XDG_CACHE_HOME", filledCache)
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf("plugins:\n  - name: tool\n    source: %s\n    verify: false\n", tag)), 0o644)
 	if out, errOut, code := hangar(t, "pull", "--config", cfgPath); code != 0 || !strings.Contains(out, "locked 1 plugins") {
 		t.Errorf("pull --config: exit %d\n%s%s", code, out, errOut)
 	}
 	lf.Plugins = nil
 	json.Unmarshal(mustRead(t, lockPath), &lf)
-	if _, ok := lf.Plugins["tool"]; ok || len(lf.Plugins) != 1 {
+	if _, ok := lf.Plugins["local"]; ok || len(lf.Plugins) != 1 {
 		t.Errorf("lock after removing a plugin: %+v", lf.Plugins)
+	}
+	locked := string(mustRead(t, lockPath))
+
+	// A configuration of local files only has no lock file: pull and serve
+	// leave the existing one alone, and write none where there is none.
+	os.WriteFile(cfgPath, []byte("plugins:\n  - name: local\n    path: local.wasm\n"), 0o644)
+	if out, errOut, code := hangar(t, "pull", "--config", cfgPath); code != 0 || !strings.Contains(out, "no lock file: every plugin of "+cfgPath+" is a local file") {
+		t.Errorf("pull --config, local files only: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := string(mustRead(t, lockPath)); got != locked {
+		t.Errorf("a configuration of local files changed the lock file:\n%s", got)
+	}
+	localDir := t.TempDir()
+	os.WriteFile(filepath.Join(localDir, "local.wasm"), mustRead(t, servlet), 0o644)
+	localCfg := filepath.Join(localDir, "hangar.yaml")
+	os.WriteFile(localCfg, []byte("plugins:\n  - name: local\n    path: local.wasm\n  - name: pinned\n    path: local.wasm\n    sha256: "+fileSHA256(t, servlet)+"\n"), 0o644)
+	cfg, err = config.Load(localCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err = loadPlugins(ctx, engine, cfg.Plugins, log)
+	closeAll(ctx, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(localDir); len(entries) != 2 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("serving local files wrote into the directory: %v", names)
+	}
+
+	// A second configuration beside hangar.yaml gets its own lock file,
+	// taking its plugins' entries from the hangar.lock every configuration
+	// shared before: with the registry gone, the tag resolves as locked.
+	teamCfg := filepath.Join(dir, "team.yaml")
+	os.WriteFile(teamCfg, []byte(fmt.Sprintf("plugins:\n  - name: tool\n    source: %s\n    verify: false\n  - name: other\n    path: local.wasm\n", tag)), 0o644)
+	cfg, err = config.Load(teamCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs.Reset()
+	ps, err = loadPlugins(ctx, engine, cfg.Plugins, log)
+	if err != nil {
+		t.Fatalf("team.yaml, registry gone: %v\n%s", err, logs.String())
+	}
+	closeAll(ctx, ps)
+	teamLock := filepath.Join(dir, "team.lock")
+	var team struct{ Plugins map[string]source.LockEntry }
+	if err := json.Unmarshal(mustRead(t, teamLock), &team); err != nil {
+		t.Fatal(err)
+	}
+	if team.Plugins["tool"] != lf.Plugins["tool"] || team.Plugins["other"].SHA256 != fileSHA256(t, servlet) || len(team.Plugins) != 2 {
+		t.Errorf("team.lock = %+v, want tool's entry from hangar.lock %+v and other", team.Plugins, lf.Plugins["tool"])
+	}
+	if !strings.Contains(logs.String(), "lock entries taken from the lock file every configuration in the directory shared before") {
+		t.Errorf("the migration is not logged:\n%s", logs.String())
+	}
+	if got := string(mustRead(t, lockPath)); got != locked {
+		t.Errorf("team.yaml changed hangar.lock:\n%s", got)
+	}
+	// Once team.lock exists, hangar.lock is not read for it: an entry
+	// removed from team.lock is resolved again (and fails without the
+	// registry) rather than taken from hangar.lock again.
+	os.WriteFile(teamLock, []byte(`{"version": 1, "plugins": {}}`), 0o644)
+	ps, err = loadPlugins(ctx, engine, cfg.Plugins, log)
+	closeAll(ctx, ps)
+	if err == nil || !strings.Contains(err.Error(), "plugin tool:") {
+		t.Errorf("entry removed from team.lock, registry gone: %v", err)
 	}
 }
 

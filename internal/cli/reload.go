@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -140,9 +141,20 @@ func (r *reloader) reload(ctx context.Context) error {
 	defer r.mu.Unlock()
 	err := r.swap(ctx)
 	if err != nil {
-		r.log.Error("reload failed; the previous plugins go on serving", "error", err)
+		logErrorLines(r.log, "reload failed; the previous plugins go on serving", err)
 	}
 	return err
+}
+
+// logErrorLines logs err at error level as one record per line of its
+// message, so that several problems (a configuration's list, errors.Join)
+// read one per line rather than as a single record with escaped newlines.
+func logErrorLines(log *slog.Logger, msg string, err error) {
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		if strings.TrimSpace(line) != "" {
+			log.Error(msg, "error", line)
+		}
+	}
 }
 
 func (r *reloader) swap(ctx context.Context) error {
@@ -213,7 +225,7 @@ func (r *reloader) find(n running) *plugin.Plugin {
 // moduleDigest hashes a file plugin's module, so that replacing the file
 // counts as a change; an unreadable file hashes as zero, and loading it
 // reports the error. Remote plugins hash as zero: what they resolve to is
-// pinned by their sha256 or by hangar.lock, both part of the spec.
+// pinned by their sha256 or by the lock file, both part of the spec.
 func moduleDigest(spec config.Plugin) [sha256.Size]byte {
 	if spec.Path == "" {
 		return [sha256.Size]byte{}

@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -92,5 +97,42 @@ func TestConnectionsFor(t *testing.T) {
 	}
 	if n := connectionLimit(); n < 16 || n > 1_000_000 {
 		t.Errorf("connectionLimit() = %d", n)
+	}
+}
+
+// TestReloadErrorsOnePerLine: a reload that fails with several problems logs
+// each on a line of its own, never with escaped newlines.
+func TestReloadErrorsOnePerLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hangar.yaml")
+	if err := os.WriteFile(path, []byte("plugins:\n  - name: a\n    pathh: x.wasm\n  - name: B\n    path: missing.wasm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	r := &reloader{path: path, log: slog.New(slog.NewTextHandler(&logs, nil))}
+	if err := r.reload(context.Background()); err == nil {
+		t.Fatal("reload of a broken file succeeded")
+	}
+	lines := strings.Split(strings.TrimSuffix(logs.String(), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want one record per problem (4), got:\n%s", logs.String())
+	}
+	for _, want := range []string{`unknown key \"pathh\"`, `invalid plugin name \"B\"`, "missing.wasm"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %s:\n%s", want, logs.String())
+		}
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "time=") || !strings.Contains(l, `level=ERROR msg="reload failed; the previous plugins go on serving" error="`+path+":") {
+			t.Errorf("unexpected record %q", l)
+		}
+		if strings.Contains(l, `\n`) {
+			t.Errorf("escaped newline in %q", l)
+		}
+	}
+
+	logs.Reset()
+	logErrorLines(r.log, "m", errors.Join(errors.New("one"), errors.New("two\n\nthree")))
+	if got := strings.Count(logs.String(), "\n"); got != 3 || strings.Contains(logs.String(), `\n`) {
+		t.Errorf("joined errors: %d records:\n%s", got, logs.String())
 	}
 }

@@ -34,12 +34,12 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "configuration file (YAML or JSON)")
 	fs.StringVar(&f.http, "http", "", "serve Streamable HTTP on this address (host:port), at path "+server.Path)
 	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout even if the configuration sets http.addr")
-	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in hangar.lock)")
+	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in the lock file)")
 }
 
 var serveCmd = &command{
 	name:  "serve",
-	args:  "[--config FILE] [--http ADDR] [--offline] [PLUGIN.wasm ...]",
+	args:  "[--config FILE] [--http ADDR | --stdio] [--offline] [PLUGIN.wasm ...]",
 	short: "serve plugins as one MCP server",
 	long: `Serve loads the plugins of the configuration file, and any .wasm files
 named on the command line (with default limits and no grants), and serves
@@ -51,7 +51,11 @@ configuration sets http.legacy_sse, the HTTP+SSE transport of protocol
 2024-11-05 for older clients at http://ADDR/sse). The HTTP server
 binds where told (use 127.0.0.1 to stay local), refuses requests whose Host
 is not localhost or listed in http.allowed_hosts, and browser requests whose
-Origin is not on localhost or listed in http.allowed_origins.
+Origin is not on localhost or listed in http.allowed_origins. An MCP
+client that starts hangar itself (a desktop application) speaks stdio: give
+it --stdio, so that a configuration with http.addr serves stdio too ("hangar
+client-config" prints such a client's entry). A request arriving on stdin
+while hangar serves HTTP for http.addr is answered with an error saying so.
 
 With --config, the configuration is reloaded when the file changes and on
 SIGHUP: the new plugin set is loaded and checked beside the old one, then
@@ -94,7 +98,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	cfg := &config.Config{HTTP: config.DefaultHTTP()}
 	if f.config != "" {
 		if cfg, err = config.Load(f.config); err != nil {
-			return err
+			return unsetHint(err)
 		}
 	}
 	for _, file := range files {
@@ -146,6 +150,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 
 	if addr == "" {
 		return serveStdio(ctx, srv, cfg.HTTP.DrainTimeout, log)
+	}
+	if f.http == "" { // http.addr of the configuration: a stdio client may not know
+		go answerStdin(env.Stdin, env.Stdout, log, addr, f.config)
 	}
 	return serveHTTP(ctx, srv, addr, cfg.HTTP, log)
 }

@@ -70,6 +70,17 @@ type HTTP struct {
 	DrainTimeout       time.Duration // on stop, how long calls in progress may go on
 }
 
+// Remote reports whether a plugin of the configuration has a remote source
+// (https:// or oci://), whose resolution a lock file records.
+func (c *Config) Remote() bool {
+	for _, p := range c.Plugins {
+		if p.Kind == SourceHTTPS || p.Kind == SourceOCI {
+			return true
+		}
+	}
+	return false
+}
+
 // DefaultHTTP returns the http settings of a configuration that sets none.
 func DefaultHTTP() HTTP {
 	return HTTP{
@@ -96,8 +107,10 @@ type Plugin struct {
 	SHA256 string  // pin: the module's SHA-256, 64 lower-case hex digits; "" for none; always set for SourceHTTPS
 	Verify *Verify // signature policy; non-nil exactly for SourceOCI
 	// LockFile is the lock file recording what the source resolved to:
-	// hangar.lock beside the configuration file when read by Load; "" (no
-	// lock) from Parse and Single.
+	// set by Load ([LockPath] of the configuration file, such as
+	// hangar.lock beside hangar.yaml) when the configuration has a plugin
+	// with a remote source (https:// or oci://); "" (no lock) when every
+	// plugin is a local file, and from Parse and Single.
 	LockFile string
 	Prefix   string            // "" for none; matches ^[A-Za-z][A-Za-z0-9.-]{0,31}$
 	Config   map[string]string // Extism config; nil when empty
@@ -146,10 +159,17 @@ func DefaultLimits() Limits {
 
 // Load reads and parses the configuration file at path. Relative paths in
 // the file resolve against the file's directory; ${NAME} references in
-// grants.env read the process environment. Every plugin's LockFile is
-// hangar.lock in the file's directory. Problems with the content are
-// all reported together (see Error); they wrap ErrInvalid.
+// grants.env read the process environment. When a plugin has a remote
+// source, every plugin's LockFile is the configuration's lock file
+// ([LockPath]); a configuration of local files only has none. Problems with
+// the content are all reported together (see Error); they wrap ErrInvalid.
 func Load(path string) (*Config, error) {
+	return LoadEnv(path, nil)
+}
+
+// LoadEnv is Load with getenv resolving the ${NAME} references in
+// grants.env instead of the process environment (nil means os.LookupEnv).
+func LoadEnv(path string, getenv func(string) (string, bool)) (*Config, error) {
 	data, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
@@ -158,12 +178,14 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
-	cfg, err := Parse(data, path, filepath.Dir(abs), nil)
+	cfg, err := Parse(data, path, filepath.Dir(abs), getenv)
 	if err != nil {
 		return nil, err
 	}
-	for i := range cfg.Plugins {
-		cfg.Plugins[i].LockFile = LockPath(abs)
+	if cfg.Remote() {
+		for i := range cfg.Plugins {
+			cfg.Plugins[i].LockFile = LockPath(abs)
+		}
 	}
 	return cfg, nil
 }

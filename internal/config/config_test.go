@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -143,7 +144,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range want.Plugins { // Load, unlike Parse, knows where the lock file goes
-		want.Plugins[i].LockFile = filepath.Join(testdataDir(t), "hangar.lock")
+		want.Plugins[i].LockFile = filepath.Join(testdataDir(t), "full.lock")
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load differs from Parse:\n%+v\n%+v", cfg, want)
@@ -352,6 +353,47 @@ func TestExpandEnv(t *testing.T) {
 		if got != tc.want || !reflect.DeepEqual(problems, tc.problems) {
 			t.Errorf("expandEnv(%q) = %q, %q; want %q, %q", tc.in, got, problems, tc.want, tc.problems)
 		}
+	}
+}
+
+// TestEnvVarProblems: problems with a variable that is not set, or that
+// holds the placeholder of hangar client-config, name it in Error.EnvVar;
+// other problems do not.
+func TestEnvVarProblems(t *testing.T) {
+	getenv := func(name string) (string, bool) {
+		switch name {
+		case "SET":
+			return "v", true
+		case "PLACEHOLDER":
+			return EnvPlaceholder("PLACEHOLDER"), true
+		case "OTHER_PLACEHOLDER":
+			return EnvPlaceholder("SET"), true // another variable's: a value like any
+		}
+		return "", false
+	}
+	_, err := Parse([]byte(`plugins:
+  - name: a
+    path: plugins/hello.wasm
+    grants:
+      env:
+        A: ${SET}
+        B: ${UNSET}
+        C: x${PLACEHOLDER}
+        D: $HOME
+        E: ${OTHER_PLACEHOLDER}
+`), "h.yaml", "testdata", getenv)
+	var got []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		ce := e.(*Error)
+		got = append(got, fmt.Sprintf("%d:%s:%s", ce.Line, ce.EnvVar, ce.Msg))
+	}
+	want := []string{
+		"7:UNSET:plugins[0].grants.env.B: environment variable UNSET is not set",
+		`8:PLACEHOLDER:plugins[0].grants.env.C: environment variable PLACEHOLDER holds the placeholder "<value of PLACEHOLDER>": replace it with the value`,
+		`9::plugins[0].grants.env.D: "$HOME" is not expanded: write ${HOME} to use the variable, or $$HOME for a literal $`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("problems:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -154,9 +154,11 @@
 //     (the layer), not the manifest.
 //   - any other scheme is an error.
 //
-// Load sets Plugin.LockFile to hangar.lock in the configuration file's
-// directory ([LockPath]): the lock file in which hangar records what each
-// source resolved to (see package source). Parse and Single leave it empty.
+// When a plugin has a remote source, Load sets every Plugin.LockFile to the
+// configuration's lock file ([LockPath]: hangar.lock for hangar.yaml,
+// team.lock for team.yaml, in the same directory), in which hangar records
+// what each source resolved to (see package source). A configuration of
+// local files only has no lock file, and Parse and Single leave it empty.
 //
 // # Signatures
 //

@@ -55,7 +55,11 @@ func expandEnv(s string, getenv func(string) (string, bool)) (string, []string) 
 			default:
 				v, ok := getenv(name)
 				if !ok {
-					add(fmt.Sprintf("environment variable %s is not set", name))
+					add(unsetProblem(name))
+					continue
+				}
+				if v == EnvPlaceholder(name) {
+					add(placeholderProblem(name))
 					continue
 				}
 				b.WriteString(v)
@@ -76,6 +80,21 @@ func expandEnv(s string, getenv func(string) (string, bool)) (string, []string) 
 		return "", problems
 	}
 	return b.String(), nil
+}
+
+// EnvPlaceholder is the value hangar client-config writes for a variable
+// it has no value for, in the env block of an MCP client's entry for
+// hangar. A ${NAME} reference to a variable holding it is an error, as if
+// the variable were not set, so that a placeholder left in place is not
+// passed to a plugin as a value.
+func EnvPlaceholder(name string) string { return "<value of " + name + ">" }
+
+func unsetProblem(name string) string {
+	return fmt.Sprintf("environment variable %s is not set", name)
+}
+
+func placeholderProblem(name string) string {
+	return fmt.Sprintf("environment variable %s holds the placeholder %q: replace it with the value", name, EnvPlaceholder(name))
 }
 
 // isShellOp reports whether ref looks like a shell parameter expansion such

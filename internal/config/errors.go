@@ -21,6 +21,10 @@ type Error struct {
 	Line   int    // 1-based; 0 when unknown
 	Column int    // 1-based; 0 when unknown
 	Msg    string // the problem, usually "<yaml path>: <what is wrong>"
+	// EnvVar names the environment variable a ${NAME} reference needs,
+	// when the problem is that it is not set (or holds the placeholder of
+	// EnvPlaceholder); "" for other problems.
+	EnvVar string
 }
 
 // Error formats the problem as "file:line:col: msg", dropping the parts that

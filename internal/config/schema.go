@@ -283,9 +283,21 @@ func (d *decoder) grants(n *yaml.Node, p string) Grants {
 				delete(vals, k)
 				continue
 			}
-			v, problems := expandEnv(vals[k], d.getenv)
+			var missing []string // variables unset or holding the placeholder
+			v, problems := expandEnv(vals[k], func(name string) (string, bool) {
+				v, ok := d.getenv(name)
+				if !ok || v == EnvPlaceholder(name) {
+					missing = append(missing, name)
+				}
+				return v, ok
+			})
 			for _, pr := range problems {
 				d.errorf(nodes[k].val, join(pp, k), "%s", pr)
+				for _, m := range missing {
+					if pr == unsetProblem(m) || pr == placeholderProblem(m) {
+						d.errs[len(d.errs)-1].EnvVar = m
+					}
+				}
 			}
 			if len(problems) > 0 {
 				delete(vals, k)

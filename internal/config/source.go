@@ -25,8 +25,10 @@ const (
 	SourceOCI   SourceKind = "oci"   // an oci:// reference to an artifact in an OCI registry
 )
 
-// LockFileName is the name of the lock file Load places beside the
-// configuration file (see Plugin.LockFile).
+// LockFileName is the lock file of a configuration file named hangar.yaml
+// (or hangar.yml, hangar.json): see [LockPath]. Before each configuration
+// had its own lock file, every configuration in a directory shared this
+// one.
 const LockFileName = "hangar.lock"
 
 // Verify is the signature policy of an OCI plugin, as configured. Exactly
@@ -520,11 +522,20 @@ func checkSubjectRegexp(s string) string {
 	return ""
 }
 
-// LockPath returns the lock file of a configuration file: hangar.lock in
-// the same directory, made absolute.
+// LockPath returns the lock file of a configuration file, absolute: the
+// configuration's file name with its extension replaced by ".lock", in the
+// same directory. hangar.yaml has hangar.lock, team.yaml team.lock, so two
+// configurations in one directory do not share one. A configuration whose
+// own extension is ".lock" gets ".lock" added rather than being its own lock
+// file.
 func LockPath(configPath string) string {
 	if abs, err := filepath.Abs(configPath); err == nil {
 		configPath = abs
 	}
-	return filepath.Join(filepath.Dir(configPath), LockFileName)
+	dir, base := filepath.Split(configPath)
+	ext := filepath.Ext(base)
+	if ext != ".lock" && ext != base {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return filepath.Join(dir, base+".lock")
 }

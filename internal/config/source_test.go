@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -230,9 +231,54 @@ func TestLoadSetsLockFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range cfg.Plugins {
-		if want := filepath.Join(testdataDir(t), LockFileName); p.LockFile != want {
+		if want := filepath.Join(testdataDir(t), "full.lock"); p.LockFile != want {
 			t.Errorf("%s: LockFile = %q, want %q", p.Name, p.LockFile, want)
 		}
+	}
+
+	// Local files only: nothing to lock.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.wasm"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "hangar.yaml")
+	if err := os.WriteFile(path, []byte("plugins:\n  - {name: a, path: p.wasm}\n  - {name: b, source: ./p.wasm, sha256: "+strings.Repeat("0", 64)+"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Remote() {
+		t.Error("a configuration of files reports a remote source")
+	}
+	for _, p := range cfg.Plugins {
+		if p.LockFile != "" {
+			t.Errorf("%s: LockFile = %q for a configuration of local files", p.Name, p.LockFile)
+		}
+	}
+}
+
+func TestLockPath(t *testing.T) {
+	dir := t.TempDir()
+	for config, lock := range map[string]string{
+		"hangar.yaml":      "hangar.lock",
+		"hangar.yml":       "hangar.lock",
+		"hangar.json":      "hangar.lock",
+		"team.yaml":        "team.lock",
+		"team.prod.yaml":   "team.prod.lock",
+		"hangar":           "hangar.lock",
+		".hangar.yaml":     ".hangar.lock",
+		"odd.lock":         "odd.lock.lock",
+		"sub/desktop.yaml": "sub/desktop.lock",
+	} {
+		if got, want := LockPath(filepath.Join(dir, config)), filepath.Join(dir, lock); got != want {
+			t.Errorf("LockPath(%s) = %s, want %s", config, got, want)
+		}
+	}
+	wd, _ := os.Getwd()
+	if got, want := LockPath("team.yaml"), filepath.Join(wd, "team.lock"); got != want {
+		t.Errorf("LockPath(team.yaml) = %s, want %s (absolute)", got, want)
 	}
 }
 

@@ -66,7 +66,7 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		o = *opts
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Logger:         s.log,
+		Logger:         sdkLogger(s.log),
 		EventStore:     mcp.NewMemoryEventStore(nil),
 		SessionTimeout: o.SessionTimeout,
 		// guard below checks Host on every address, not only on loopback.

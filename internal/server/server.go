@@ -99,7 +99,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		return nil, err
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
-		Logger:                    o.Logger,
+		Logger:                    sdkLogger(o.Logger), // per-session records at debug
 		SupportedProtocolVersions: sessionProtocolVersions(),
 		PageSize:                  o.PageSize,
 		Capabilities:              capabilities(),

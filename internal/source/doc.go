@@ -5,8 +5,9 @@
 // A [Resolver] turns a configured plugin ([config.Plugin]) into an
 // [Artifact]: a module on disk with its digest. Remote modules are stored in
 // a content-addressed [Cache] (CacheDir/blobs/sha256/<hex>), written
-// atomically and hashed again whenever they are used. A [Lock] (the
-// hangar.lock file) records what each plugin resolved to: the module's
+// atomically and hashed again whenever they are used. A [Lock] (the lock
+// file of a configuration, such as hangar.lock for hangar.yaml; see
+// config.LockPath) records what each plugin resolved to: the module's
 // SHA-256 and, for OCI sources, the manifest digest and the signature policy
 // it was verified under, so a later run loads the same bytes, even if a tag
 // moved, and needs no network when the cache has them.

@@ -19,7 +19,8 @@ const LockVersion = 1
 // A Lock records what each plugin's source resolved to, so that later runs
 // load exactly the same modules: an oci:// tag that moves in the registry
 // keeps serving the locked manifest, and with the module in the cache no
-// network is needed. It is kept in a JSON file (hangar.lock):
+// network is needed. It is kept in a JSON file, the configuration's lock
+// file (hangar.lock for hangar.yaml, team.lock for team.yaml):
 //
 //	{
 //	  "version": 1,

@@ -98,8 +98,8 @@ func (r *Resolver) resolveOCI(ctx context.Context, spec config.Plugin) (Artifact
 					return Artifact{Digest: "sha256:" + e.SHA256, Path: path, Source: spec.Source, Manifest: e.Manifest, Locked: true}, nil
 				}
 			} else if recorded {
-				r.log().Warn("hangar.lock names another module than the manifest it locks was verified with; verifying again",
-					"plugin", spec.Name, "manifest", e.Manifest, "locked", e.SHA256, "verified", mod)
+				r.log().Warn("the lock file names another module than the manifest it locks was verified with; verifying again",
+					"plugin", spec.Name, "lock", r.Lock.Path(), "manifest", e.Manifest, "locked", e.SHA256, "verified", mod)
 			}
 			if r.Offline {
 				why := fmt.Sprintf("the locked module (sha256 %s) is not in the cache %s", e.SHA256, r.CacheDir)
@@ -194,8 +194,8 @@ func (r *Resolver) pullOCI(ctx context.Context, p pull) (Artifact, error) {
 	a := Artifact{Source: p.src, Manifest: top.Digest.String()}
 	mismatch := func(h string) (Artifact, error) {
 		if p.locked {
-			return fail(fmt.Errorf("%w: hangar.lock names module sha256 %s for manifest %s, but that manifest holds sha256 %s; "+
-				"the lock file was edited or is corrupt: remove the plugin's entry from it (or run hangar pull --update) to resolve it again", ErrDigestMismatch, p.pin, top.Digest, h))
+			return fail(fmt.Errorf("%w: %s names module sha256 %s for manifest %s, but that manifest holds sha256 %s; "+
+				"the lock file was edited or is corrupt: remove the plugin's entry from it (or run hangar pull --update) to resolve it again", ErrDigestMismatch, filepath.Base(r.Lock.Path()), p.pin, top.Digest, h))
 		}
 		return fail(fmt.Errorf("%w: the module in manifest %s has sha256 %s, expected %s; refusing to load it", ErrDigestMismatch, top.Digest, h, p.pin))
 	}

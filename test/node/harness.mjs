@@ -40,6 +40,9 @@ const PLUGIN_SOURCES = {
   servlet: './internal/testplugins/servlet',
   conformance: './examples/conformance',
   v1full: './internal/testplugins/v1full',
+  hello: './examples/hello',
+  notes: './examples/notes',
+  hostile: './internal/testplugins/hostile',
 };
 
 const VERBOSE = process.env.HANGAR_TEST_VERBOSE === '1';
