@@ -52,9 +52,11 @@ func TestObjectSchema(t *testing.T) {
 
 func TestAddToolPanics(t *testing.T) {
 	for name, add := range map[string]func(){
-		"no name":     func() { AddTool(&pdk.Tool{}, func(*pdk.Context, point) (point, error) { return point{}, nil }) },
-		"no handler":  func() { AddTool[point, point](&pdk.Tool{Name: "t"}, nil) },
-		"string in":   func() { AddTool(&pdk.Tool{Name: "t"}, func(*pdk.Context, string) (point, error) { return point{}, nil }) },
+		"no name":    func() { AddTool(&pdk.Tool{}, func(*pdk.Context, point) (point, error) { return point{}, nil }) },
+		"no handler": func() { AddTool[point, point](&pdk.Tool{Name: "t"}, nil) },
+		"string in": func() {
+			AddTool(&pdk.Tool{Name: "t"}, func(*pdk.Context, string) (point, error) { return point{}, nil })
+		},
 		"slice out":   func() { AddTool(&pdk.Tool{Name: "t"}, func(*pdk.Context, point) ([]int, error) { return nil, nil }) },
 		"channel out": func() { AddTool(&pdk.Tool{Name: "t"}, func(*pdk.Context, point) (chan int, error) { return nil, nil }) },
 	} {
