@@ -135,16 +135,15 @@ type Options struct {
 // Its methods are those of [mcp.ClientSession]. Close it when done.
 type Session struct {
 	*mcp.ClientSession
-	server *mcp.ServerSession
+	end    func() // ends the session
 	plugin *plugin.Plugin
 }
 
 // Close ends the session and closes the plugin.
 func (s *Session) Close() error {
-	err := s.ClientSession.Close()
-	s.server.Wait()
+	s.end()
 	s.plugin.Close(context.Background())
-	return err
+	return nil
 }
 
 // entryName is the plugin's name in the configuration Start builds.
@@ -202,26 +201,19 @@ func connect(ctx context.Context, p *plugin.Plugin, prefix string, o *Options, l
 	if err != nil {
 		return nil, err
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		return nil, err
-	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "plugintest", Version: "1"}, o.Client)
 	client.AddRoots(o.Roots...)
-	cs, err := client.Connect(ctx, ct, nil)
+	cs, end, err := srv.ConnectClient(ctx, client)
 	if err != nil {
-		ss.Close()
 		return nil, err
 	}
 	if o.Client != nil && o.Client.LoggingMessageHandler != nil {
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-			cs.Close()
-			ss.Wait()
+			end()
 			return nil, err
 		}
 	}
-	return &Session{ClientSession: cs, server: ss, plugin: p}, nil
+	return &Session{ClientSession: cs, end: end, plugin: p}, nil
 }
 
 // moduleKeys are the keys of a plugin entry that name its module, which
