@@ -140,6 +140,31 @@ func TestNew(t *testing.T) {
 	checkServed(t, hangar, dir, env, "greeter", "Hello", "greeter.wasm")
 }
 
+// TestCallValidatesLikeServe checks that call refuses the arguments a
+// client of serve is refused, with the server's message: call goes through
+// the server's tool handler. (It used to call examples/hello's greet with
+// {} successfully.)
+func TestCallValidatesLikeServe(t *testing.T) {
+	hello := testutil.BuildPlugin(t, "./examples/hello")
+	cache := t.TempDir() // one compilation for all the commands
+	for args, want := range map[string]string{
+		`{}`:          `invalid arguments for tool "greet": validating root: required: missing properties: ["name"]`,
+		`{"name": 7}`: `invalid arguments for tool "greet": validating root: validating /properties/name: type: 7 has type "integer", want "string"`,
+	} {
+		out, errOut, code := run(t, "call", "--cache-dir", cache, hello, "greet", args)
+		if code != 1 || out != "" || strings.TrimSpace(errOut) != want {
+			t.Errorf("call greet %s: exit %d, stdout %q, stderr %q\nwant exit 1 and stderr %q", args, code, out, errOut, want)
+		}
+	}
+	out, errOut, code := run(t, "call", "--cache-dir", cache, "--json", hello, "greet", `{}`)
+	if code != 1 || !strings.Contains(out, `"isError": true`) || !strings.Contains(out, `missing properties: [\"name\"]`) {
+		t.Errorf("call --json greet {}: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if out, errOut, code := run(t, "call", "--cache-dir", cache, hello, "greet", `{"name": "Ada"}`); code != 0 || out != "Hello, Ada!\n" {
+		t.Errorf("call greet: exit %d, %q %q", code, out, errOut)
+	}
+}
+
 // readmeSection returns the section of README.md with the given heading.
 func readmeSection(t *testing.T, heading string) string {
 	t.Helper()

@@ -9,45 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/hangar-mcp/hangar/internal/testutil"
-	"github.com/hangar-mcp/hangar/plugintest"
 )
-
-// TestCallValidatesLikeServe checks that call refuses the arguments a
-// client of serve is refused, with the same message.
-func TestCallValidatesLikeServe(t *testing.T) {
-	hello := testutil.BuildPlugin(t, "./examples/hello")
-	s, err := plugintest.Start(t.Context(), hello, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	for _, args := range []string{`{}`, `{"name": 7}`, `{"name": "Ada", "extra": [1]}`} {
-		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "greet", Arguments: json.RawMessage(args)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		over := res.Content[0].(*mcp.TextContent).Text
-		if !res.IsError {
-			// Schemas that allow more than they name let this through
-			// over MCP; then call must too.
-			if _, _, code := hangar(t, "call", "--cache-dir", "", hello, "greet", args); code != 0 {
-				t.Errorf("call greet %s: exit %d, though a client of serve gets %q", args, code, over)
-			}
-			continue
-		}
-		out, errOut, code := hangar(t, "call", "--cache-dir", "", hello, "greet", args)
-		if code != 1 || out != "" || strings.TrimSpace(errOut) != over {
-			t.Errorf("call greet %s: exit %d, stdout %q, stderr %q\nwant exit 1 and stderr %q, as a client of serve gets", args, code, out, errOut, over)
-		}
-	}
-	out, errOut, code := hangar(t, "call", "--cache-dir", "", "--json", hello, "greet", `{}`)
-	if code != 1 || !strings.Contains(out, `"isError": true`) || !strings.Contains(out, `missing properties: [\"name\"]`) {
-		t.Errorf("call --json greet {}: exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
-}
 
 // writeFile writes body to name in dir and returns its path.
 func writeFile(t *testing.T, dir, name, body string) string {
@@ -60,8 +23,10 @@ func writeFile(t *testing.T, dir, name, body string) string {
 }
 
 // TestCallWithConfig checks that the config values, grants and limits of
-// the --config entry apply to call, and that they do not without it.
+// the --config entry apply to call, and that they do not without it; then
+// the same for inspect.
 func TestCallWithConfig(t *testing.T) {
+	cache := t.TempDir() // one compilation per module, not per command
 	wasm := testutil.BuildPlugin(t, "./internal/testplugins/typed")
 	dir := t.TempDir()
 	writeFile(t, dir, "note.txt", "from the grant")
@@ -78,13 +43,13 @@ func TestCallWithConfig(t *testing.T) {
     path: %[1]s
     prefix: ot
 `, wasm))
-	with := []string{"call", "--cache-dir", "", "--config", cfg, "--plugin", "typed"}
+	with := []string{"call", "--cache-dir", cache, "--config", cfg, "--plugin", "typed"}
 
 	out, errOut, code := hangar(t, append(with, "read_file", `{"path":"/data/note.txt"}`)...)
 	if code != 0 || strings.TrimSpace(out) != `{"text":"from the grant"}` {
 		t.Errorf("read_file with the grant: exit %d, %q %q", code, out, errOut)
 	}
-	if _, errOut, code := hangar(t, "call", "--cache-dir", "", wasm, "read_file", `{"path":"/data/note.txt"}`); code != 1 || errOut == "" {
+	if _, errOut, code := hangar(t, "call", "--cache-dir", cache, wasm, "read_file", `{"path":"/data/note.txt"}`); code != 1 || errOut == "" {
 		t.Errorf("read_file without the grant: exit %d, %q", code, errOut)
 	}
 
@@ -126,17 +91,18 @@ func TestCallWithConfig(t *testing.T) {
 		t.Errorf("call --config wrote hangar.lock for file plugins: %v", err)
 	}
 
+	checkInspectWithConfig(t, wasm, cache)
+
 	// One plugin: --plugin may be left out.
 	one := writeFile(t, t.TempDir(), "one.yaml", fmt.Sprintf("plugins:\n  - {name: solo, path: %s}\n", wasm))
-	if out, errOut, code := hangar(t, "call", "--cache-dir", "", "--config", one, "add", `{"a":1,"b":2}`); code != 0 || strings.TrimSpace(out) != `{"sum":3}` {
+	if out, errOut, code := hangar(t, "call", "--cache-dir", cache, "--config", one, "add", `{"a":1,"b":2}`); code != 0 || strings.TrimSpace(out) != `{"sum":3}` {
 		t.Errorf("the only plugin: exit %d, %q %q", code, out, errOut)
 	}
 }
 
-// TestInspectWithConfig checks that inspect loads the --config entry with
+// checkInspectWithConfig checks that inspect loads the --config entry with
 // its limits, and shows its prefix.
-func TestInspectWithConfig(t *testing.T) {
-	wasm := testutil.BuildPlugin(t, "./internal/testplugins/typed")
+func checkInspectWithConfig(t *testing.T, wasm, cache string) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "hangar.yaml", fmt.Sprintf(`plugins:
   - name: typed
@@ -146,18 +112,18 @@ func TestInspectWithConfig(t *testing.T) {
     path: %[1]s
     limits: {memory: 128KiB}
 `, wasm))
-	out, errOut, code := hangar(t, "inspect", "--cache-dir", "", "--config", cfg, "--plugin", "typed")
+	out, errOut, code := hangar(t, "inspect", "--cache-dir", cache, "--config", cfg, "--plugin", "typed")
 	if code != 0 || !strings.Contains(out, "plugin:    typed\nprefix:    ty (clients see tools and prompts as ty_NAME, URIs as ty+URI)") ||
 		!strings.Contains(out, "  add - Add two numbers.\n      arguments: a: number, b: number") {
 		t.Errorf("inspect --config: exit %d\n%s%s", code, out, errOut)
 	}
-	out, errOut, code = hangar(t, "inspect", "--cache-dir", "", "--json", "--config", cfg, "--plugin", "typed")
+	out, errOut, code = hangar(t, "inspect", "--cache-dir", cache, "--json", "--config", cfg, "--plugin", "typed")
 	var in inspection
 	if code != 0 || json.Unmarshal([]byte(out), &in) != nil || in.Prefix != "ty" || len(in.Tools) == 0 {
 		t.Errorf("inspect --json --config: exit %d, %+v\n%s%s", code, in, out, errOut)
 	}
 	// The entry's memory limit applies: a Go plugin does not start in 128KiB.
-	if _, errOut, code := hangar(t, "inspect", "--cache-dir", "", "--config", cfg, "--plugin", "tiny"); code != 1 || !strings.Contains(errOut, "memory") {
+	if _, errOut, code := hangar(t, "inspect", "--cache-dir", cache, "--config", cfg, "--plugin", "tiny"); code != 1 || !strings.Contains(errOut, "memory") {
 		t.Errorf("inspect with a 128KiB memory limit: exit %d, %q", code, errOut)
 	}
 	if _, errOut, code := hangar(t, "inspect", "--config", cfg, "--plugin", "typed", wasm); code != 2 || !strings.Contains(errOut, "Usage: hangar inspect") {
