@@ -58,6 +58,13 @@
 //	// init functions when it instantiates the module, then calls exports.
 //	func main() {}
 //
+// For tools whose input and output schemas are inferred from Go types, and
+// whose results are structured content, see package
+// [github.com/hangar-mcp/hangar/pdk/typed]. Package
+// [github.com/hangar-mcp/hangar/plugintest] runs a plugin in a Go test
+// through Hangar's engine and MCP server, and "hangar new NAME" writes a
+// plugin module to start from.
+//
 // Hangar runs one instance of a plugin, so that registrations made at run
 // time (a tool added by another tool's handler, say) and state kept in
 // package variables are seen by every call; after announcing a change

@@ -7,40 +7,33 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/hangar-mcp/hangar/internal/plugin"
 )
-
-// oneFlags are the flags of the commands that load one .wasm file.
-type oneFlags struct {
-	runtimeFlags
-	json bool
-	set  setFlag
-}
-
-func (f *oneFlags) register(fs *flag.FlagSet, jsonUsage string) {
-	f.runtimeFlags.register(fs)
-	f.set = setFlag{}
-	fs.BoolVar(&f.json, "json", false, jsonUsage)
-	fs.Var(f.set, "set", "plugin config value key=value (repeatable)")
-}
 
 const callJSONUsage = "print the whole CallToolResult as JSON"
 
 var callCmd = &command{
 	name:  "call",
-	args:  "[--json] PLUGIN.wasm TOOL ['{json arguments}']",
+	args:  "[--json] " + oneUsage + " TOOL ['{json arguments}']",
 	short: "call one tool of a plugin",
-	long: `Call loads a plugin with default limits and no grants, calls one tool with
-the given JSON object of arguments (default {}), and prints the text of the
-result, or the whole result with --json. The exit status is 1 if the tool
-reports an error.
+	long: `Call loads a plugin, calls one tool with the given JSON object of arguments
+(default {}), and prints the text of the result, or the whole result with
+--json. A result that reports an error is printed on stderr (on stdout with
+--json) and the exit status is 1.
 
-There is no MCP client: a plugin that asks for sampling, elicitation or
-roots gets an error; its log messages and progress go to stderr.`,
+The plugin is a .wasm file, run with default limits and no grants, or with
+--config the plugin of that configuration file named by --plugin, loaded
+as serve loads it: its config values, limits and grants apply. --set adds
+or overrides config values. TOOL is the plugin's own name of the tool,
+without the configuration's prefix.
+
+The call goes through the MCP server serve runs, to an in-process client:
+the arguments are checked against the tool's input schema as they are for
+any client, so arguments a client could not send fail here too. The client
+supports neither sampling nor elicitation and has no roots, so a plugin
+asking for them gets an error; the plugin's log messages and progress go to
+stderr.`,
 	flags: func(fs *flag.FlagSet) { new(oneFlags).register(fs, callJSONUsage) },
 }
 
@@ -57,36 +50,50 @@ func runCall(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) < 2 || len(pos) > 3 {
+	file, rest, ok := f.pluginArgs(env, pos, 1, 2)
+	if !ok {
 		callCmd.help(env.Stderr)
 		return errUsage
 	}
+	tool := rest[0]
 	arguments := json.RawMessage("{}")
-	if len(pos) == 3 {
-		arguments = json.RawMessage(pos[2])
+	if len(rest) == 2 {
+		arguments = json.RawMessage(rest[1])
 		var obj map[string]any
 		if err := json.Unmarshal(arguments, &obj); err != nil || obj == nil {
-			return fmt.Errorf("arguments must be a JSON object: %s", pos[2])
+			return fmt.Errorf("arguments must be a JSON object: %s", rest[1])
 		}
 	}
-	p, done, err := loadOne(ctx, &f.runtimeFlags, env, pos[0], f.set)
+	p, _, done, err := f.load(ctx, env, file)
 	if err != nil {
 		return err
 	}
 	defer done()
-
 	log, _ := logger(env.Stderr, f.logLevel)
-	res, err := p.CallTool(ctx, &plugin.Call{Host: &cliHost{log: log}, ID: "1", Meta: map[string]any{"progressToken": "hangar-call"}}, pos[1], arguments)
+	cs, end, err := connect(ctx, p, log)
 	if err != nil {
 		return err
 	}
-	if f.json {
+	defer end()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{
+		Name:      tool,
+		Arguments: arguments,
+		Meta:      mcp.Meta{"progressToken": "hangar-call"},
+	})
+	if err != nil {
+		return fmt.Errorf("calling tool %s: %w", tool, err)
+	}
+	switch {
+	case f.json:
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
-	} else {
+	case res.IsError:
+		printContent(env.Stderr, res)
+	default:
 		printContent(env.Stdout, res)
 	}
 	if res.IsError {
@@ -109,34 +116,4 @@ func printContent(w io.Writer, res *mcp.CallToolResult) {
 		b, _ := json.Marshal(res.StructuredContent)
 		fmt.Fprintln(w, string(b))
 	}
-}
-
-// cliHost stands in for an MCP client in `hangar call`: it shows log
-// messages and progress on stderr and refuses the rest.
-type cliHost struct{ log *slog.Logger }
-
-func (h *cliHost) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	return nil, plugin.ErrNoClient
-}
-
-func (h *cliHost) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return nil, plugin.ErrNoClient
-}
-
-func (h *cliHost) ListRoots(context.Context) (*mcp.ListRootsResult, error) {
-	return nil, plugin.ErrNoClient
-}
-
-func (h *cliHost) Log(_ context.Context, p *mcp.LoggingMessageParams) error {
-	h.log.Info("plugin log", "level", p.Level, "logger", p.Logger, "data", p.Data)
-	return nil
-}
-
-func (h *cliHost) NotifyProgress(_ context.Context, p *mcp.ProgressNotificationParams) error {
-	h.log.Info("progress", "progress", p.Progress, "total", p.Total, "message", p.Message)
-	return nil
-}
-
-func (h *cliHost) NotifyElicitationComplete(_ context.Context, p *mcp.ElicitationCompleteParams) error {
-	return nil
 }

@@ -17,12 +17,17 @@ const inspectJSONUsage = "print JSON instead of text"
 
 var inspectCmd = &command{
 	name:  "inspect",
-	args:  "[--json] PLUGIN.wasm",
+	args:  "[--json] " + oneUsage,
 	short: "show a plugin's interface, tools, resources and prompts",
-	long: `Inspect loads a plugin with default limits and no grants, and prints the
-interface it speaks (v1, servlet or legacy), its exports, and what it
-offers: tools with their input schemas, resources, resource templates and
-prompts.`,
+	long: `Inspect loads a plugin and prints the interface it speaks (v1, servlet or
+legacy), its exports, and what it offers: tools with their input schemas,
+resources, resource templates and prompts, under the plugin's own names.
+
+The plugin is a .wasm file, run with default limits and no grants, or with
+--config the plugin of that configuration file named by --plugin, loaded
+as serve loads it: its config values, limits and grants apply (a plugin
+may offer different tools depending on them). --set adds or overrides
+config values. With a prefix configured, inspect says what clients see.`,
 	flags: func(fs *flag.FlagSet) { new(oneFlags).register(fs, inspectJSONUsage) },
 }
 
@@ -31,6 +36,7 @@ func init() { inspectCmd.run = runInspect }
 // inspection is what inspect prints.
 type inspection struct {
 	Plugin            string                  `json:"plugin"`
+	Prefix            string                  `json:"prefix,omitempty"`
 	Interface         string                  `json:"interface"`
 	Exports           []string                `json:"exports"`
 	Tools             []*mcp.Tool             `json:"tools"`
@@ -47,17 +53,18 @@ func runInspect(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
+	file, _, ok := f.pluginArgs(env, pos, 0, 0)
+	if !ok {
 		inspectCmd.help(env.Stderr)
 		return errUsage
 	}
-	p, done, err := loadOne(ctx, &f.runtimeFlags, env, pos[0], f.set)
+	p, spec, done, err := f.load(ctx, env, file)
 	if err != nil {
 		return err
 	}
 	defer done()
 
-	in := inspection{Plugin: p.Name(), Interface: p.Interface().String()}
+	in := inspection{Plugin: p.Name(), Prefix: spec.Prefix, Interface: p.Interface().String()}
 	for _, e := range []string{"call_tool", "list_tools", "list_prompts", "get_prompt", "list_resources",
 		"list_resource_templates", "read_resource", "complete", "on_roots_list_changed", "describe", "call"} {
 		if p.Has(e) {
@@ -87,7 +94,11 @@ func runInspect(ctx context.Context, env *Env, args []string) error {
 }
 
 func printInspection(w io.Writer, in *inspection) {
-	fmt.Fprintf(w, "plugin:    %s\ninterface: %s\nexports:   %s\n", in.Plugin, in.Interface, strings.Join(in.Exports, ", "))
+	fmt.Fprintf(w, "plugin:    %s\n", in.Plugin)
+	if in.Prefix != "" {
+		fmt.Fprintf(w, "prefix:    %s (clients see tools and prompts as %s_NAME, URIs as %s+URI)\n", in.Prefix, in.Prefix, in.Prefix)
+	}
+	fmt.Fprintf(w, "interface: %s\nexports:   %s\n", in.Interface, strings.Join(in.Exports, ", "))
 	fmt.Fprintf(w, "\ntools (%d):\n", len(in.Tools))
 	for _, t := range in.Tools {
 		fmt.Fprintf(w, "  %s", t.Name)

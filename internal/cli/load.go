@@ -90,26 +90,3 @@ func mounts(specs []config.Plugin, plugins []*plugin.Plugin) []server.Mount {
 	}
 	return ms
 }
-
-// loadOne loads a single .wasm file for inspect and call.
-func loadOne(ctx context.Context, rf *runtimeFlags, env *Env, path string, values map[string]string) (*plugin.Plugin, func(), error) {
-	log, err := logger(env.Stderr, rf.logLevel)
-	if err != nil {
-		return nil, nil, err
-	}
-	e, err := plugin.NewEngine(rf.cacheDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	spec := config.Single(path)
-	spec.Config = values
-	plugins, err := loadPlugins(ctx, e, []config.Plugin{spec}, log)
-	if err != nil {
-		e.Close(ctx)
-		return nil, nil, err
-	}
-	return plugins[0], func() {
-		plugins[0].Close(ctx)
-		e.Close(ctx)
-	}, nil
-}
