@@ -12,7 +12,6 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/plugin"
-	"github.com/hangar-mcp/hangar/internal/server"
 )
 
 // runtimeFlags are the flags every command that runs plugins takes.
@@ -53,13 +52,7 @@ func loadPlugins(ctx context.Context, e *plugin.Engine, specs []config.Plugin, l
 				errs[i] = fmt.Errorf("plugin %s: %w", spec.Name, err)
 				return
 			}
-			plugins[i], errs[i] = e.Load(ctx, wasm, plugin.Options{
-				Name:   spec.Name,
-				Config: spec.Config,
-				Limits: spec.Limits,
-				Grants: spec.Grants,
-				Logger: log,
-			})
+			plugins[i], errs[i] = e.Load(ctx, wasm, pluginOptions(spec, log))
 		})
 	}
 	wg.Wait()
@@ -79,15 +72,6 @@ func closeAll(ctx context.Context, plugins []*plugin.Plugin) {
 			p.Close(ctx)
 		}
 	}
-}
-
-// mounts pairs loaded plugins with their configured prefixes.
-func mounts(specs []config.Plugin, plugins []*plugin.Plugin) []server.Mount {
-	ms := make([]server.Mount, len(plugins))
-	for i, p := range plugins {
-		ms[i] = server.Mount{Plugin: p, Prefix: specs[i].Prefix}
-	}
-	return ms
 }
 
 // loadOne loads a single .wasm file for inspect and call.

@@ -17,11 +17,30 @@ import (
 	"github.com/hangar-mcp/hangar/internal/server"
 )
 
-// running is a plugin as loaded from its configuration.
+// running is a plugin as loaded from its configuration: by a reload
+// (plugin), or at the start, in the background (bg).
 type running struct {
 	spec   config.Plugin
 	digest [sha256.Size]byte // of the module's bytes
 	plugin *plugin.Plugin
+	bg     *background
+}
+
+// mount is the plugin as the server presents it.
+func (r running) mount() server.Mount {
+	if r.bg != nil {
+		return server.Mount{Loading: r.bg.loading, Prefix: r.spec.Prefix}
+	}
+	return server.Mount{Plugin: r.plugin, Prefix: r.spec.Prefix}
+}
+
+// close closes the plugin; calls in flight finish first.
+func (r running) close(ctx context.Context) {
+	if r.bg != nil {
+		r.bg.close(ctx)
+		return
+	}
+	r.plugin.Close(ctx)
 }
 
 // reloader keeps the server's plugins in step with the configuration file:
@@ -163,8 +182,8 @@ func (r *reloader) swap(ctx context.Context) error {
 	var loadAt []int
 	for i, spec := range specs {
 		next[i] = running{spec: spec, digest: moduleDigest(spec)}
-		if old := r.find(next[i]); old != nil {
-			next[i].plugin = old
+		if old, ok := r.find(next[i]); ok {
+			next[i].plugin, next[i].bg = old.plugin, old.bg
 			continue
 		}
 		load = append(load, spec)
@@ -179,7 +198,7 @@ func (r *reloader) swap(ctx context.Context) error {
 	}
 	ms := make([]server.Mount, len(next))
 	for i, n := range next {
-		ms[i] = server.Mount{Plugin: n.plugin, Prefix: n.spec.Prefix}
+		ms[i] = n.mount()
 	}
 	if err := r.srv.Reload(ctx, ms); err != nil {
 		closeAll(ctx, loaded)
@@ -187,12 +206,14 @@ func (r *reloader) swap(ctx context.Context) error {
 	}
 
 	kept := map[*plugin.Plugin]bool{}
+	keptBg := map[*background]bool{}
 	for _, n := range next {
 		kept[n.plugin] = true
+		keptBg[n.bg] = true
 	}
 	for _, old := range r.current {
-		if !kept[old.plugin] {
-			old.plugin.Close(ctx) // calls in flight finish first
+		if (old.bg == nil && !kept[old.plugin]) || (old.bg != nil && !keptBg[old.bg]) {
+			old.close(ctx) // calls in flight finish first
 		}
 	}
 	r.current = next
@@ -201,13 +222,13 @@ func (r *reloader) swap(ctx context.Context) error {
 }
 
 // find returns the running plugin with the same configuration and module.
-func (r *reloader) find(n running) *plugin.Plugin {
+func (r *reloader) find(n running) (running, bool) {
 	for _, old := range r.current {
 		if old.digest == n.digest && reflect.DeepEqual(old.spec, n.spec) {
-			return old.plugin
+			return old, true
 		}
 	}
-	return nil
+	return running{}, false
 }
 
 // moduleDigest hashes a file plugin's module, so that replacing the file
@@ -230,6 +251,6 @@ func (r *reloader) closeCurrent(ctx context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, n := range r.current {
-		n.plugin.Close(ctx)
+		n.close(ctx)
 	}
 }
