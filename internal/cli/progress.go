@@ -34,6 +34,9 @@ var progressInterval = 2 * time.Second
 // logged, so that a warm start logs none.
 var progressQuiet = time.Second
 
+// barConsole is where bars are drawn: on w, a terminal. Tests replace it.
+var barConsole = func(w io.Writer) mpb.ContainerOption { return mpb.WithOutput(w) }
+
 // progress reports the downloads and compilations of a start.
 type progress struct {
 	log *slog.Logger
@@ -81,7 +84,7 @@ func isTerminal(w io.Writer) bool {
 func newProgress(log *slog.Logger, out *progressWriter, total int, bars bool) *progress {
 	p := &progress{log: log, out: out, started: time.Now(), total: total, compiling: map[string]time.Time{}, stop: make(chan struct{})}
 	if bars {
-		p.bar = mpb.New(mpb.WithOutput(out.w), mpb.WithWidth(32), mpb.WithRefreshRate(150*time.Millisecond), mpb.ForceTTY())
+		p.bar = mpb.New(barConsole(out.w), mpb.WithWidth(32), mpb.WithRefreshRate(150*time.Millisecond))
 		p.loaded = p.bar.AddBar(int64(total),
 			mpb.BarPriority(1<<30), // last
 			mpb.PrependDecorators(decor.Name("loading plugins "), decor.CountersNoUnit("%d/%d")),
