@@ -21,7 +21,7 @@ type runtimeFlags struct {
 }
 
 func (f *runtimeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.cacheDir, "cache-dir", plugin.DefaultCacheDir(), "directory for compiled plugins (empty: no disk cache)")
+	fs.StringVar(&f.cacheDir, "cache-dir", plugin.DefaultCacheDir(), "directory for compiled plugins and the lists they offer (empty: no disk cache)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "diagnostics on stderr: debug, info, warn or error")
 }
 

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,5 +245,137 @@ func TestLoadingReplacedByReload(t *testing.T) {
 	}
 	if ready, notReady := s.Readiness(); !ready {
 		t.Errorf("Readiness after the reload = %v, %v", ready, notReady)
+	}
+}
+
+// TestReloadWhileLoadingLosesNoCall is TestReloadLosesNoCall with plugins
+// still loading: 5,000 calls from 16 clients across 41 reloads, which
+// install plugins loading in the background, plugins replaced before they
+// ever load, and loaded plugins, in turn. Every call succeeds.
+func TestReloadWhileLoadingLosesNoCall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	wasm, err := os.ReadFile(testutil.BuildPlugin(t, "./internal/testplugins/flood"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func() *plugin.Plugin {
+		p, err := sharedEngine(t).Load(context.Background(), wasm, plugin.Options{Name: "flood", Limits: config.Limits{MaxInstances: 2}, Logger: quietLogger()})
+		if err != nil {
+			t.Error(err)
+		}
+		return p
+	}
+	first := load()
+	expected := expectedLists(t, first, func(tools []*mcp.Tool) []*mcp.Tool { return tools })
+
+	// installed is what a reload put in place, and how to retire it.
+	type installed struct {
+		mount  server.Mount
+		retire func()
+	}
+	plain := func(p *plugin.Plugin) installed {
+		return installed{server.Mount{Plugin: p}, func() { p.Close(context.Background()) }}
+	}
+	// loadingAfter loads the plugin in the background after pause.
+	loadingAfter := func(pause time.Duration) installed {
+		l := server.NewLoading("flood", expected, time.Minute)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			time.Sleep(pause)
+			p := load()
+			live, err := p.ReadLists(context.Background(), plugin.AllLists)
+			if err != nil {
+				t.Error(err)
+			}
+			l.Loaded(p, live)
+		}()
+		return installed{server.Mount{Loading: l}, func() {
+			<-done
+			l.Plugin().Close(context.Background())
+		}}
+	}
+	// neverLoading is replaced before it loads.
+	neverLoading := func() installed {
+		l := server.NewLoading("flood", expected, time.Minute)
+		return installed{server.Mount{Loading: l}, func() {
+			l.Failed(fmt.Errorf("%w: replaced while loading", plugin.ErrClosed))
+		}}
+	}
+
+	cur := loadingAfter(50 * time.Millisecond)
+	first.Close(context.Background())
+	s := newServer(t, nil, cur.mount)
+	url := serveHTTP(t, s, nil)
+	defer func() { cur.retire() }()
+
+	const calls, clients, reloads = 5000, 16, 30
+	var next, failed, done atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	for range clients {
+		cs := httpClient(t, url)
+		wg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > calls {
+					return
+				}
+				text := "c" + strconv.FormatInt(i, 10)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+				cancel()
+				switch {
+				case err != nil:
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				case res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != text:
+					failed.Add(1)
+					b, _ := json.Marshal(res)
+					firstErr.CompareAndSwap(nil, string(b))
+				}
+				done.Add(1)
+			}
+		})
+	}
+	kinds := map[string]int{}
+	installs := 0
+	install := func(n installed) {
+		installs++
+		if err := s.Reload(context.Background(), []server.Mount{n.mount}); err != nil {
+			t.Fatal(err)
+		}
+		cur.retire() // calls waiting on it, or queued on its plugin, move to n
+		cur = n
+	}
+	for r := range reloads {
+		for done.Load() < int64((r+1)*calls/(reloads+2)) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		switch r % 3 {
+		case 0:
+			install(loadingAfter(time.Duration(r) * time.Millisecond))
+			kinds["loading"]++
+		case 1:
+			// Calls gather on a plugin that never loads, until a reload
+			// replaces it with one that is loading.
+			install(neverLoading())
+			kinds["never loaded"]++
+			time.Sleep(20 * time.Millisecond)
+			install(loadingAfter(10 * time.Millisecond))
+			kinds["loading"]++
+		default:
+			install(plain(load()))
+			kinds["loaded"]++
+		}
+	}
+	// The last set holds a plugin that loads: the calls waiting on it finish.
+	install(plain(load()))
+	wg.Wait()
+	t.Logf("%d calls by %d clients across %d reloads %v: %d failed", calls, clients, installs, kinds, failed.Load())
+	if failed.Load() > 0 {
+		t.Errorf("%d calls failed; first: %v", failed.Load(), firstErr.Load())
 	}
 }
