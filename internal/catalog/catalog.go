@@ -28,6 +28,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hangar-mcp/hangar/internal/atomicfile"
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 )
@@ -207,30 +208,7 @@ func (s *Store) Put(k Key, l *plugin.Lists) error {
 	if len(data) > MaxEntry {
 		return fmt.Errorf("catalog: lists of %d bytes: more than %d", len(data), MaxEntry)
 	}
-	return writeAtomic(s.dir, s.path(k), data)
-}
-
-// writeAtomic writes data to file through a temporary file in dir, so that
-// a reader never sees part of it.
-func writeAtomic(dir, file string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), file)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(s.dir, s.path(k), data)
 }
 
 // Differ reports which kinds of list differ between a and b, comparing

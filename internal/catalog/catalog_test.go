@@ -80,14 +80,16 @@ func TestKey(t *testing.T) {
 		t.Error("the name or the place of the module changed the key")
 	}
 	for name, edit := range map[string]func(*config.Plugin){
-		"config":     func(p *config.Plugin) { p.Config = map[string]string{"k": "w"} },
-		"prefix":     func(p *config.Plugin) { p.Prefix = "x" },
-		"memory":     func(p *config.Plugin) { p.Limits.MemoryPages /= 2 },
-		"timeout":    func(p *config.Plugin) { p.Limits.CallTimeout = time.Second },
-		"env":        func(p *config.Plugin) { p.Grants.Env = map[string]string{"A": "b"} },
-		"hosts":      func(p *config.Plugin) { p.Grants.AllowedHosts = []string{"example.com"} },
-		"paths":      func(p *config.Plugin) { p.Grants.AllowedPaths = []config.Mount{{Host: "/d", Guest: "/d"}} },
-		"read-only":  func(p *config.Plugin) { p.Grants.AllowedPaths = []config.Mount{{Host: "/d", Guest: "/d", ReadOnly: true}} },
+		"config":  func(p *config.Plugin) { p.Config = map[string]string{"k": "w"} },
+		"prefix":  func(p *config.Plugin) { p.Prefix = "x" },
+		"memory":  func(p *config.Plugin) { p.Limits.MemoryPages /= 2 },
+		"timeout": func(p *config.Plugin) { p.Limits.CallTimeout = time.Second },
+		"env":     func(p *config.Plugin) { p.Grants.Env = map[string]string{"A": "b"} },
+		"hosts":   func(p *config.Plugin) { p.Grants.AllowedHosts = []string{"example.com"} },
+		"paths":   func(p *config.Plugin) { p.Grants.AllowedPaths = []config.Mount{{Host: "/d", Guest: "/d"}} },
+		"read-only": func(p *config.Plugin) {
+			p.Grants.AllowedPaths = []config.Mount{{Host: "/d", Guest: "/d", ReadOnly: true}}
+		},
 		"instances":  func(p *config.Plugin) { p.Limits.MaxInstances = 3 },
 		"max output": func(p *config.Plugin) { p.Limits.MaxOutput = 1 },
 	} {

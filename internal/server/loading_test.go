@@ -42,6 +42,15 @@ func expectedLists(t *testing.T, p *plugin.Plugin, edit func([]*mcp.Tool) []*mcp
 	return &plugin.Lists{Read: plugin.AllLists, Tools: edit(tools), Resources: l.Resources, Templates: l.Templates, Prompts: l.Prompts}
 }
 
+// loadingLegacy serves the legacy plugin as still loading, expected to
+// offer its own lists, with calls waiting for at most timeout.
+func loadingLegacy(t *testing.T, timeout time.Duration) (*plugin.Plugin, *server.Loading, *server.Server, *mcp.ClientSession) {
+	p := legacy(t)
+	l := server.NewLoading("legacy", expectedLists(t, p, func(tools []*mcp.Tool) []*mcp.Tool { return tools }), timeout)
+	s := newServer(t, nil, server.Mount{Loading: l})
+	return p, l, s, connect(t, s, nil)
+}
+
 type callResult struct {
 	res *mcp.CallToolResult
 	err error
@@ -182,10 +191,7 @@ func TestLoadingSameListsNoNotice(t *testing.T) {
 // TestLoadingFailed: a plugin that fails to load fails its calls with the
 // reason, naming it, and Readiness says so.
 func TestLoadingFailed(t *testing.T) {
-	p := legacy(t)
-	l := server.NewLoading("legacy", expectedLists(t, p, func(tools []*mcp.Tool) []*mcp.Tool { return tools }), time.Minute)
-	s := newServer(t, nil, server.Mount{Loading: l})
-	cs := connect(t, s, nil)
+	_, l, s, cs := loadingLegacy(t, time.Minute)
 	waiting := callAsync(cs, "reverse", map[string]any{"text": "abc"})
 	stillWaiting(t, waiting, "reverse")
 	l.Failed(errors.New("compiling plugin legacy: out of luck"))
@@ -208,9 +214,7 @@ func TestLoadingFailed(t *testing.T) {
 // TestLoadingWaitBounded: a call waits for a plugin that is still loading
 // for at most its call timeout.
 func TestLoadingWaitBounded(t *testing.T) {
-	p := legacy(t)
-	l := server.NewLoading("legacy", expectedLists(t, p, func(tools []*mcp.Tool) []*mcp.Tool { return tools }), 200*time.Millisecond)
-	cs := connect(t, newServer(t, nil, server.Mount{Loading: l}), nil)
+	_, _, _, cs := loadingLegacy(t, 200*time.Millisecond)
 	start := time.Now()
 	res := callTool(t, cs, "reverse", map[string]any{"text": "abc"})
 	if !res.IsError || !strings.Contains(resultText(t, res), "still loading after 200ms") {
@@ -224,10 +228,7 @@ func TestLoadingWaitBounded(t *testing.T) {
 // TestLoadingReplacedByReload: calls waiting for a plugin that a reload
 // replaces before it loaded run on its replacement.
 func TestLoadingReplacedByReload(t *testing.T) {
-	p := legacy(t)
-	l := server.NewLoading("legacy", expectedLists(t, p, func(tools []*mcp.Tool) []*mcp.Tool { return tools }), time.Minute)
-	s := newServer(t, nil, server.Mount{Loading: l})
-	cs := connect(t, s, nil)
+	_, l, s, cs := loadingLegacy(t, time.Minute)
 	var waiting []<-chan callResult
 	for i := range 8 {
 		waiting = append(waiting, callAsync(cs, "add", map[string]any{"a": i, "b": 1}))
