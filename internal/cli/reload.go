@@ -51,7 +51,7 @@ type reloader struct {
 	path   string          // configuration file
 	extra  []config.Plugin // plugins named on the command line
 	http   config.HTTP     // as served; not changed by a reload
-	engine *plugin.Engine
+	engine func() (*plugin.Engine, error)
 	srv    *server.Server
 	log    *slog.Logger
 
@@ -189,7 +189,11 @@ func (r *reloader) swap(ctx context.Context) error {
 		load = append(load, spec)
 		loadAt = append(loadAt, i)
 	}
-	loaded, err := loadPlugins(ctx, r.engine, load, r.log)
+	e, err := r.engine()
+	if err != nil {
+		return err
+	}
+	loaded, err := loadPlugins(ctx, e, load, r.log)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"sync"
 	"syscall"
@@ -141,22 +142,26 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		defer plugin.ProtectAddr(ln.Addr())() // plugins never reach Hangar's own server, from their start on
 	}
 
-	e, err := plugin.NewEngine(f.cacheDir)
-	if err != nil {
-		return err
+	if f.cacheDir != "" {
+		// The engine opens in the background (startup.go); a cache
+		// directory that cannot be made fails the start now.
+		if err := os.MkdirAll(f.cacheDir, 0o700); err != nil {
+			return fmt.Errorf("creating compilation cache: %w", err)
+		}
 	}
+	engine := openEngine(f.cacheDir)
 	var bgs []*background
 	defer func() {
 		// A compilation still running uses the engine's cache: leave it
 		// to the exit.
-		if backgroundDone(bgs, time.Second) {
+		if e, err := engine(); err == nil && backgroundDone(bgs, time.Second) {
 			e.Close(context.Background())
 		}
 	}()
 	start := time.Now()
 	// Plugins are listed first and compiled in the background (startup.go).
 	prog := newProgress(log, logOut, len(cfg.Plugins), isTerminal(env.Stderr) && log.Enabled(ctx, slog.LevelInfo))
-	st := &starter{engine: e, store: catalog.Open(f.cacheDir), log: log, progress: prog}
+	st := &starter{engine: engine, cacheDir: f.cacheDir, store: catalog.Open(f.cacheDir), log: log, progress: prog}
 	if bgs, err = st.start(ctx, cfg.Plugins); err != nil {
 		return err
 	}
@@ -175,7 +180,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	log.Info("plugins listed; serving", "count", len(bgs), "elapsed", time.Since(start).Round(time.Millisecond))
 	go whenLoaded(ctx, bgs, start, prog, log)
 
-	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, engine: e, srv: srv, log: log}
+	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, engine: engine, srv: srv, log: log}
 	for _, b := range bgs {
 		r.current = append(r.current, running{spec: b.spec, digest: moduleDigest(b.spec), bg: b})
 	}

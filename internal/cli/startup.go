@@ -38,7 +38,8 @@ import (
 
 // starter loads the plugins of one start.
 type starter struct {
-	engine   *plugin.Engine
+	engine   func() (*plugin.Engine, error) // the compiler's, which may still be opening
+	cacheDir string
 	store    *catalog.Store
 	log      *slog.Logger
 	progress *progress
@@ -68,6 +69,25 @@ func (b *background) close(ctx context.Context) {
 			p.Close(ctx)
 		}
 	}()
+}
+
+// openEngine opens the compiler's engine in the background: it checks every
+// entry of the compilation cache, which takes a while with many plugins
+// cached, and only compilation needs it.
+func openEngine(cacheDir string) func() (*plugin.Engine, error) {
+	var (
+		e    *plugin.Engine
+		err  error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		e, err = plugin.NewEngine(cacheDir)
+	}()
+	return func() (*plugin.Engine, error) {
+		<-done
+		return e, err
+	}
 }
 
 // backgroundDone waits, for at most d, until the loading goroutines of bgs
@@ -226,8 +246,12 @@ func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- l
 
 // compile loads the plugin with the compiler and reads its lists.
 func (st *starter) compile(ctx context.Context, wasm []byte, spec config.Plugin) (*plugin.Plugin, *plugin.Lists, error) {
+	e, err := st.engine()
+	if err != nil {
+		return nil, nil, fmt.Errorf("compiling plugin %s: %w", spec.Name, err)
+	}
 	st.progress.compileStarted(spec.Name)
-	p, err := st.engine.Load(ctx, wasm, pluginOptions(spec, st.log))
+	p, err := e.Load(ctx, wasm, pluginOptions(spec, st.log))
 	st.progress.compileEnded(spec.Name, err)
 	if err != nil {
 		return nil, nil, err
@@ -260,7 +284,7 @@ func interpretable(spec config.Plugin) bool {
 func (st *starter) interpret(ctx context.Context, wasm []byte, spec config.Plugin) (*plugin.Lists, error) {
 	st.interpMu.Lock()
 	if st.interp == nil {
-		st.interp = st.engine.Interpreter()
+		st.interp = plugin.NewInterpreterEngine(st.cacheDir)
 	}
 	e := st.interp
 	st.interpMu.Unlock()

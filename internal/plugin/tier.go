@@ -30,11 +30,14 @@ func (t tier) runtimeConfig() wazero.RuntimeConfig {
 	return wazero.NewRuntimeConfig()
 }
 
-// Interpreter returns an engine that runs plugins in wazero's interpreter,
-// sharing e's cache of fuel-instrumented modules. Its plugins are slow to
-// run but quick to load. Close it like any engine, after its plugins.
-func (e *Engine) Interpreter() *Engine {
-	return &Engine{cache: wazero.NewCompilationCache(), fuel: e.fuel, tier: tierInterpreter}
+// NewInterpreterEngine returns an engine that runs plugins in wazero's
+// interpreter. Its plugins are slow to run but quick to load. It keeps
+// fuel-instrumented modules in cacheDir, as NewEngine does, so that an
+// engine of either kind finds the other's; an empty cacheDir keeps them
+// in memory only. It holds no machine code, so it checks no compilation
+// cache. Close it like any engine, after its plugins.
+func NewInterpreterEngine(cacheDir string) *Engine {
+	return &Engine{cache: wazero.NewCompilationCache(), fuel: newFuelCache(cacheDir), tier: tierInterpreter}
 }
 
 // Interpreted reports whether the engine runs plugins in the interpreter.
