@@ -134,16 +134,17 @@ func (r *results) checks() []check {
 	if c := r.coldCase("Hangar, 10 Go-PDK plugins, empty"); c != nil {
 		out = append(out, check{"Empty caches, 10 plugins: first tools/list answer < 2 s", c.Median < 2000, fmt.Sprintf("median %.0f ms; every plugin compiled at %.0f ms", c.Median, c.Ready)})
 	}
-	// Cold start in parallel: while compiling, the server keeps the cores
-	// busy (CPU time close to wall time × cores), so the start takes about
-	// the compilation work divided by the cores.
-	if c10 := r.coldCase("Hangar, 10 Go-PDK plugins, empty"); c10 != nil && c10.Median > 0 {
-		busy := c10.CPU / c10.Median
-		detail := fmt.Sprintf("10 plugins, empty cache: %.0f ms, using %.0f ms of CPU: %.2f of %d cores busy", c10.Median, c10.CPU, busy, r.Machine.Cores)
-		if c1 := r.coldCase("Hangar, 1 Go-PDK"); c1 != nil {
-			detail += fmt.Sprintf(" (1 plugin: %.0f ms, %.2f cores busy)", c1.Median, c1.CPU/c1.Median)
+	// Against the base binary of the same run (-base), case by case.
+	for _, c := range r.Cold {
+		if !strings.HasPrefix(c.Case, "Hangar (base)") || c.Median <= 0 {
+			continue
 		}
-		out = append(out, check{"Cold start bounded by compilation, done in parallel", busy >= 0.8*float64(r.Machine.Cores), detail})
+		now := r.coldCase("Hangar" + strings.TrimPrefix(c.Case, "Hangar (base)"))
+		if now == nil || now.Median <= 0 {
+			continue
+		}
+		out = append(out, check{"First tools/list no slower than the base binary:" + strings.TrimPrefix(c.Case, "Hangar (base),"), now.Median <= c.Median,
+			fmt.Sprintf("%.0f ms against %.0f ms: %.1f× faster", now.Median, c.Median, c.Median/now.Median)})
 	}
 	// Tail latency.
 	{
