@@ -226,8 +226,13 @@ func (r *reloader) swap(ctx context.Context) error {
 }
 
 // find returns the running plugin with the same configuration and module.
+// A plugin that failed to load in the background is not kept: the reload
+// tries it again.
 func (r *reloader) find(n running) (running, bool) {
 	for _, old := range r.current {
+		if old.bg != nil && old.bg.loading.Err() != nil {
+			continue
+		}
 		if old.digest == n.digest && reflect.DeepEqual(old.spec, n.spec) {
 			return old, true
 		}

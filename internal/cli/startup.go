@@ -237,7 +237,7 @@ func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- l
 		}
 		l.Failed(fmt.Errorf("plugin %s: %w: replaced or stopped while loading", spec.Name, plugin.ErrClosed))
 	case err != nil:
-		log.Error("plugin failed to load; its calls fail until it is replaced", "error", err)
+		log.Error("plugin failed to load; its calls fail until a reload loads it", "error", err)
 		l.Failed(err)
 	default:
 		l.Loaded(p, live)
