@@ -78,10 +78,11 @@ func (s *started) waitLog(t *testing.T, want string) {
 }
 
 // threePlugins writes a configuration of three Go plugins, whose compilation
-// takes seconds.
+// takes seconds (and, on a busy machine, minutes: calls wait for legacy for
+// at most its call timeout).
 func threePlugins(t *testing.T) string {
 	return writeConfig(t, fmt.Sprintf(`plugins:
-  - {name: legacy, path: %s}
+  - {name: legacy, path: %s, limits: {call_timeout: 5m}}
   - {name: servlet, path: %s, prefix: s}
   - {name: conformance, path: %s}
 `, testutil.BuildPlugin(t, "./internal/testplugins/legacy"),
@@ -128,7 +129,7 @@ func TestStartFromCatalog(t *testing.T) {
 	}
 	res, err := second.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "reverse", Arguments: map[string]any{"text": "abc"}})
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "cba" {
-		t.Fatalf("reverse during compilation = %+v, %v", res, err)
+		t.Fatalf("reverse during compilation = %+v (%v), %v; log:\n%s", res, res.Content, err, second.logs.String())
 	}
 	if !strings.Contains(second.logs.String(), "msg=compiled plugin=legacy") {
 		t.Errorf("the call returned before its plugin was compiled; log:\n%s", second.logs.String())

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hangar-mcp/hangar/internal/catalog"
@@ -30,7 +31,8 @@ import (
 //
 // Once every plugin has its lists the server starts, offering them; the
 // plugins found in 1 or 2 are compiled in the background, after every
-// interpreter run, and calls wait for them. Each plugin compiled has its
+// interpreter run and once the server has started (unless the start waits
+// for a compilation in 3 anyway), and calls wait for them. Each plugin compiled has its
 // lists read and stored in the catalog, and the server tells clients if
 // they differ from those it offered. A failure before a plugin has lists
 // stops the start, as it always did; a failure after is reported by the
@@ -47,7 +49,8 @@ type starter struct {
 	interpMu sync.Mutex
 	interp   *plugin.Engine // for step 2, created on first use
 
-	listing sync.WaitGroup // plugins whose lists are not found yet (steps 1 and 2)
+	listing      sync.WaitGroup // plugins whose lists are not found yet (steps 1 and 2)
+	compileFirst atomic.Int32   // plugins that must be compiled to be listed
 }
 
 // background is a plugin loading, or loaded, in the background.
@@ -200,11 +203,23 @@ func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- l
 	}
 	if lists != nil {
 		result <- listed{lists: lists}
+	} else {
+		st.compileFirst.Add(1)
 	}
 	doneListing()
 
 	// Interpreter runs come first: compiling would take the cores from them.
 	st.listing.Wait()
+	var l *server.Loading
+	if lists != nil && st.compileFirst.Load() == 0 {
+		// And the start itself: serving begins before this plugin takes
+		// the cores to compile. (When some plugin must be compiled to be
+		// listed, the start waits for that anyway: all compile at once.)
+		var ok bool
+		if l, ok = <-handover; !ok {
+			return // the start failed
+		}
+	}
 	var (
 		p    *plugin.Plugin
 		live *plugin.Lists
@@ -223,14 +238,18 @@ func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- l
 			return
 		}
 	}
-	st.progress.pluginDone()
-	l, ok := <-handover
-	switch {
-	case !ok:
-		// The start failed; st.start closes p if it listed it.
-		if p != nil && lists != nil {
-			p.Close(context.Background())
+	if l == nil {
+		var ok bool
+		if l, ok = <-handover; !ok {
+			// The start failed; st.start closes p if it listed it.
+			if p != nil && lists != nil {
+				p.Close(context.Background())
+			}
+			return
 		}
+	}
+	st.progress.pluginDone()
+	switch {
 	case ctx.Err() != nil:
 		if p != nil {
 			p.Close(context.Background())
