@@ -37,6 +37,7 @@ func (m *mount) toolHandler(t *toolEntry) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer m.srv.recovered("tools/call", &err)
 		args := req.Params.Arguments
+		schema := schema
 		if t.expected {
 			var msg string
 			if schema, msg = m.checkLoaded(ctx, t); msg != "" {
