@@ -57,21 +57,30 @@ func (f *fakeTerminal) Flush(int) error {
 func TestStartProgress(t *testing.T) {
 	isolate(t)
 	defer func(i, q time.Duration) { progressInterval, progressQuiet = i, q }(progressInterval, progressQuiet)
-	progressInterval, progressQuiet = 20*time.Millisecond, 0
+	progressInterval, progressQuiet = 100*time.Millisecond, 0
 
-	wasm := testutil.BuildPlugin(t, "./examples/conformance")
+	wasm := testutil.BuildPlugin(t, "./internal/testplugins/legacy")
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var stderr lockedBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"serve", "--http", "127.0.0.1:0", "--cache-dir", t.TempDir(), wasm},
 			&Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr})
 	}()
-	deadline := time.Now().Add(3 * time.Minute)
+	stopped := false
+	defer func() { // before the variables are restored
+		cancel()
+		if !stopped {
+			<-done
+		}
+	}()
+	// A cold compilation under the race detector on a busy machine takes
+	// minutes.
+	deadline := time.Now().Add(10 * time.Minute)
 	for !strings.Contains(stderr.String(), "msg=ready") {
 		select {
 		case code := <-done:
+			stopped = true
 			t.Fatalf("serve ended (%d) before it was ready:\n%s", code, stderr.String())
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -80,6 +89,7 @@ func TestStartProgress(t *testing.T) {
 		}
 	}
 	cancel()
+	stopped = true
 	if code := <-done; code != 0 {
 		t.Errorf("serve exited %d:\n%s", code, stderr.String())
 	}
