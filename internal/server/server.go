@@ -17,6 +17,10 @@
 //
 // Each session is sent only what the protocol version it negotiated
 // defines (see versions.go): capabilities, content types and elicitation.
+//
+// A plugin may be mounted while it is still loading ([Loading]): the server
+// offers the lists it is expected to offer, calls wait for it, and
+// [Server.Readiness] names the plugins not loaded yet (see loading.go).
 package server
 
 import (
