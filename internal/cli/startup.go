@@ -31,8 +31,8 @@ import (
 //
 // Once every plugin has its lists the server starts, offering them; the
 // plugins found in 1 or 2 are compiled in the background, after every
-// interpreter run and once the server has started (unless the start waits
-// for a compilation in 3 anyway), and calls wait for them. Each plugin compiled has its
+// interpreter run and once the start has every plugin's lists (unless it
+// waits for a compilation in 3 anyway), and calls wait for them. Each plugin compiled has its
 // lists read and stored in the catalog, and the server tells clients if
 // they differ from those it offered. A failure before a plugin has lists
 // stops the start, as it always did; a failure after is reported by the
