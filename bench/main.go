@@ -21,7 +21,9 @@
 //     throughput and p50/p99 latency with the ratios b/a and b/c;
 //   - checks that calls to one plugin run in parallel, with a CPU-bound tool;
 //   - times cold start (process start to the first tools/list answer, 10
-//     plugins) with an empty and with a warm compilation cache;
+//     plugins, and to the log's "ready" once every plugin is compiled)
+//     with empty and with warm caches (with -base BIN, also for another
+//     hangar binary, case by case in the same run);
 //   - reads the resident set size of servers with 10 plugins, idle and
 //     under load.
 //
@@ -61,6 +63,7 @@ type options struct {
 	workDir  string
 	noNode   bool // skip the Node peer (tests without npm)
 	hangar   string
+	base     string          // a second hangar binary for the cold start cases
 	only     map[string]bool // targets to run; empty: all
 
 	profileDir       string
@@ -93,6 +96,7 @@ func main() {
 	flag.StringVar(&o.mdOut, "md", "", "write the results as Markdown to this file (also printed)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (builds, configs, server logs)")
 	flag.StringVar(&o.hangar, "hangar", "", "use this hangar binary instead of building ./cmd/hangar (to compare builds)")
+	flag.StringVar(&o.base, "base", "", "also time the cold start cases with this hangar binary, in the same run (before and after a change)")
 	flag.StringVar(&o.profileDir, "profile", "", "profile Hangar under load instead of benchmarking; write cpu.pprof and allocs.pprof here")
 	flag.StringVar(&o.profileTarget, "profile-plugin", "go", "what to profile: go or wat (Hangar with that plugin) or native (the ceiling)")
 	flag.StringVar(&o.profileTransport, "profile-transport", "http", "transport to profile: http or stdio")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -50,6 +51,10 @@ type cold struct {
 	// CPU is the median CPU time (user+system) the server had used when it
 	// answered tools/list.
 	CPU float64 `json:"median_cpu_ms"`
+	// Ready is the median time to the log's line saying every plugin is
+	// compiled ("ready", or "plugins ready" before background compilation);
+	// 0 when not measured.
+	Ready float64 `json:"median_ready_ms,omitempty"`
 }
 
 // memLoad is a server with 10 plugins, idle and under load.
@@ -303,24 +308,46 @@ func (e *env) tenPlugins() ([]mounted, error) {
 // just before the process starts to the answer to the first tools/list
 // (initialize comes first, as every client does it).
 func (e *env) timeFirstList(ctx context.Context, name string, argv []string, wantTools int) (wall, cpu time.Duration, err error) {
+	wall, cpu, _, err = e.timeStart(ctx, name, argv, wantTools, false)
+	return wall, cpu, err
+}
+
+// readyLine is what Hangar logs once every plugin is compiled: "ready"
+// since plugins compile in the background, "plugins ready" before.
+var readyLine = regexp.MustCompile(`msg=(ready|"plugins ready")( |$)`)
+
+// timeStart is timeFirstList that, with waitReady, also waits for the
+// server to log readyLine and returns the time to it.
+func (e *env) timeStart(ctx context.Context, name string, argv []string, wantTools int, waitReady bool) (wall, cpu, ready time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	t0 := time.Now()
 	s, err := e.startStdio(ctx, name, argv)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer s.stop()
 	lt, err := s.session.ListTools(ctx, nil)
 	wall = time.Since(t0)
 	cpu = procCPU(s.pid())
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: tools/list: %w", name, err)
+		return 0, 0, 0, fmt.Errorf("%s: tools/list: %w", name, err)
 	}
 	if len(lt.Tools) != wantTools {
-		return 0, 0, fmt.Errorf("%s: tools/list returned %d tools, want %d", name, len(lt.Tools), wantTools)
+		return 0, 0, 0, fmt.Errorf("%s: tools/list returned %d tools, want %d", name, len(lt.Tools), wantTools)
 	}
-	return wall, cpu, nil
+	for waitReady {
+		if b, _ := os.ReadFile(s.log); readyLine.Match(b) {
+			ready = time.Since(t0)
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, 0, fmt.Errorf("%s: never logged that it was ready", name)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return wall, cpu, ready, nil
 }
 
 func (e *env) cache10() string { return filepath.Join(e.dir, "cache10") }
@@ -344,35 +371,61 @@ func (e *env) runColdStart(ctx context.Context, res *results) error {
 		runs  int
 		argv  func() []string
 		tools int
+		ready bool // also time until every plugin is compiled
 	}
-	cases := []coldCase{
-		{"native go-sdk server, no plugins (process start)", warmRuns, func() []string { return e.argv(tNative, nil, "", "") }, 1},
-		{"Hangar, 1 Go-PDK plugin, empty cache", o.runs, func() []string { return e.argv(tHangarGo, ten[:1], freshCache(), "") }, 2},
-		{"Hangar, 10 Go-PDK plugins, empty cache", o.runs, func() []string { return e.argv(tHangarGo, ten, freshCache(), "") }, 20},
-		{"Hangar, 10 Go-PDK plugins, warm cache", warmRuns, func() []string { return e.argv(tHangarGo, ten, e.cache10(), "") }, 20},
+	// binary runs argv with the hangar binary bin instead.
+	binary := func(bin string, argv func() []string) func() []string {
+		return func() []string { a := argv(); a[0] = bin; return a }
+	}
+	hangarCases := func(label, bin, warm string) []coldCase {
+		return []coldCase{
+			{"Hangar" + label + ", 1 Go-PDK plugin, empty cache", o.runs, binary(bin, func() []string { return e.argv(tHangarGo, ten[:1], freshCache(), "") }), 2, true},
+			{"Hangar" + label + ", 10 Go-PDK plugins, empty cache", o.runs, binary(bin, func() []string { return e.argv(tHangarGo, ten, freshCache(), "") }), 20, true},
+			{"Hangar" + label + ", 10 Go-PDK plugins, warm cache", warmRuns, binary(bin, func() []string { return e.argv(tHangarGo, ten, warm, "") }), 20, true},
+		}
+	}
+	cases := []coldCase{{"native go-sdk server, no plugins (process start)", warmRuns, func() []string { return e.argv(tNative, nil, "", "") }, 1, false}}
+	this := hangarCases("", e.hangar, e.cache10())
+	if o.base != "" {
+		// Case by case, the base binary right before this one, so that both
+		// see the same load on the machine.
+		base := hangarCases(" (base)", o.base, filepath.Join(e.dir, "cache10-base"))
+		for i := range this {
+			cases = append(cases, base[i], this[i])
+		}
+		if _, _, _, err := e.timeStart(ctx, "warm-fill-base", base[2].argv(), 20, true); err != nil {
+			return err
+		}
+	} else {
+		cases = append(cases, this...)
 	}
 	if e.node != "" {
-		cases = append(cases, coldCase{"Node peer, 10 Go-PDK plugins (no cache)", warmRuns, func() []string { return e.argv(tNodeGo, ten, "", "") }, 20})
+		cases = append(cases, coldCase{"Node peer, 10 Go-PDK plugins (no cache)", warmRuns, func() []string { return e.argv(tNodeGo, ten, "", "") }, 20, false})
 	}
-	// Fill the warm cache first; this start is not counted.
-	if _, _, err := e.timeFirstList(ctx, "warm-fill", e.argv(tHangarGo, ten, e.cache10(), ""), 20); err != nil {
+	// Fill the warm caches first, and let every plugin compile (they do in
+	// the background): this start is not counted.
+	if _, _, _, err := e.timeStart(ctx, "warm-fill", e.argv(tHangarGo, ten, e.cache10(), ""), 20, true); err != nil {
 		return err
 	}
 	for _, c := range cases {
 		r := cold{Case: c.name}
-		var cpus []float64
+		var cpus, readies []float64
 		for range c.runs {
-			d, cpu, err := e.timeFirstList(ctx, "cold", c.argv(), c.tools)
+			d, cpu, ready, err := e.timeStart(ctx, "cold", c.argv(), c.tools, c.ready)
 			if err != nil {
 				return err
 			}
 			r.Runs = append(r.Runs, ms(d))
 			cpus = append(cpus, ms(cpu))
+			readies = append(readies, ms(ready))
 		}
 		r.Median = median(r.Runs)
 		r.CPU = median(cpus)
+		if c.ready {
+			r.Ready = median(readies)
+		}
 		res.Cold = append(res.Cold, r)
-		logf("cold start: %-50s median %7.0f ms (CPU %7.0f ms)  runs %v", c.name, r.Median, r.CPU, roundAll(r.Runs))
+		logf("cold start: %-58s median %7.0f ms (CPU %7.0f ms, ready %7.0f ms)  runs %v", c.name, r.Median, r.CPU, r.Ready, roundAll(r.Runs))
 	}
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/plugin"
-	"github.com/hangar-mcp/hangar/internal/server"
 )
 
 // runtimeFlags are the flags every command that runs plugins takes.
@@ -22,7 +21,7 @@ type runtimeFlags struct {
 }
 
 func (f *runtimeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.cacheDir, "cache-dir", plugin.DefaultCacheDir(), "directory for compiled plugins (empty: no disk cache)")
+	fs.StringVar(&f.cacheDir, "cache-dir", plugin.DefaultCacheDir(), "directory for compiled plugins and the lists they offer (empty: no disk cache)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "diagnostics on stderr: debug, info, warn or error")
 }
 
@@ -54,13 +53,7 @@ func loadPlugins(ctx context.Context, e *plugin.Engine, specs []config.Plugin, l
 				errs[i] = fmt.Errorf("plugin %s: %w", spec.Name, err)
 				return
 			}
-			plugins[i], errs[i] = e.Load(ctx, wasm, plugin.Options{
-				Name:   spec.Name,
-				Config: spec.Config,
-				Limits: spec.Limits,
-				Grants: spec.Grants,
-				Logger: log,
-			})
+			plugins[i], errs[i] = e.Load(ctx, wasm, pluginOptions(spec, log))
 		})
 	}
 	wg.Wait()
@@ -80,13 +73,4 @@ func closeAll(ctx context.Context, plugins []*plugin.Plugin) {
 			p.Close(ctx)
 		}
 	}
-}
-
-// mounts pairs loaded plugins with their configured prefixes.
-func mounts(specs []config.Plugin, plugins []*plugin.Plugin) []server.Mount {
-	ms := make([]server.Mount, len(plugins))
-	for i, p := range plugins {
-		ms[i] = server.Mount{Plugin: p, Prefix: specs[i].Prefix}
-	}
-	return ms
 }

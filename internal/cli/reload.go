@@ -18,11 +18,30 @@ import (
 	"github.com/hangar-mcp/hangar/internal/server"
 )
 
-// running is a plugin as loaded from its configuration.
+// running is a plugin as loaded from its configuration: by a reload
+// (plugin), or at the start, in the background (bg).
 type running struct {
 	spec   config.Plugin
 	digest [sha256.Size]byte // of the module's bytes
 	plugin *plugin.Plugin
+	bg     *background
+}
+
+// mount is the plugin as the server presents it.
+func (r running) mount() server.Mount {
+	if r.bg != nil {
+		return server.Mount{Loading: r.bg.loading, Prefix: r.spec.Prefix}
+	}
+	return server.Mount{Plugin: r.plugin, Prefix: r.spec.Prefix}
+}
+
+// close closes the plugin; calls in flight finish first.
+func (r running) close(ctx context.Context) {
+	if r.bg != nil {
+		r.bg.close(ctx)
+		return
+	}
+	r.plugin.Close(ctx)
 }
 
 // reloader keeps the server's plugins in step with the configuration file:
@@ -33,7 +52,7 @@ type reloader struct {
 	path   string          // configuration file
 	extra  []config.Plugin // plugins named on the command line
 	http   config.HTTP     // as served; not changed by a reload
-	engine *plugin.Engine
+	engine func() (*plugin.Engine, error)
 	srv    *server.Server
 	log    *slog.Logger
 
@@ -175,14 +194,18 @@ func (r *reloader) swap(ctx context.Context) error {
 	var loadAt []int
 	for i, spec := range specs {
 		next[i] = running{spec: spec, digest: moduleDigest(spec)}
-		if old := r.find(next[i]); old != nil {
-			next[i].plugin = old
+		if old, ok := r.find(next[i]); ok {
+			next[i].plugin, next[i].bg = old.plugin, old.bg
 			continue
 		}
 		load = append(load, spec)
 		loadAt = append(loadAt, i)
 	}
-	loaded, err := loadPlugins(ctx, r.engine, load, r.log)
+	e, err := r.engine()
+	if err != nil {
+		return err
+	}
+	loaded, err := loadPlugins(ctx, e, load, r.log)
 	if err != nil {
 		return err
 	}
@@ -191,7 +214,7 @@ func (r *reloader) swap(ctx context.Context) error {
 	}
 	ms := make([]server.Mount, len(next))
 	for i, n := range next {
-		ms[i] = server.Mount{Plugin: n.plugin, Prefix: n.spec.Prefix}
+		ms[i] = n.mount()
 	}
 	if err := r.srv.Reload(ctx, ms); err != nil {
 		closeAll(ctx, loaded)
@@ -199,12 +222,14 @@ func (r *reloader) swap(ctx context.Context) error {
 	}
 
 	kept := map[*plugin.Plugin]bool{}
+	keptBg := map[*background]bool{}
 	for _, n := range next {
 		kept[n.plugin] = true
+		keptBg[n.bg] = true
 	}
 	for _, old := range r.current {
-		if !kept[old.plugin] {
-			old.plugin.Close(ctx) // calls in flight finish first
+		if (old.bg == nil && !kept[old.plugin]) || (old.bg != nil && !keptBg[old.bg]) {
+			old.close(ctx) // calls in flight finish first
 		}
 	}
 	r.current = next
@@ -213,13 +238,18 @@ func (r *reloader) swap(ctx context.Context) error {
 }
 
 // find returns the running plugin with the same configuration and module.
-func (r *reloader) find(n running) *plugin.Plugin {
+// A plugin that failed to load in the background is not kept: the reload
+// tries it again.
+func (r *reloader) find(n running) (running, bool) {
 	for _, old := range r.current {
+		if old.bg != nil && old.bg.loading.Err() != nil {
+			continue
+		}
 		if old.digest == n.digest && reflect.DeepEqual(old.spec, n.spec) {
-			return old.plugin
+			return old, true
 		}
 	}
-	return nil
+	return running{}, false
 }
 
 // moduleDigest hashes a file plugin's module, so that replacing the file
@@ -242,6 +272,6 @@ func (r *reloader) closeCurrent(ctx context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, n := range r.current {
-		n.plugin.Close(ctx)
+		n.close(ctx)
 	}
 }

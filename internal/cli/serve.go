@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/netutil"
 
+	"github.com/hangar-mcp/hangar/internal/catalog"
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
@@ -44,6 +46,18 @@ var serveCmd = &command{
 	long: `Serve loads the plugins of the configuration file, and any .wasm files
 named on the command line (with default limits and no grants), and serves
 them as one MCP server.
+
+Serving starts before the plugins are compiled. The HTTP listener opens
+first, so an address in use fails at once. Each plugin's lists (tools,
+resources, prompts) come from the catalog cache beside the compiled code
+(keyed by the module's SHA-256 and the plugin's configuration), else from
+running the plugin in wazero's interpreter (only plugins granted no
+network and no writable directory), else from compiling it. The plugins
+then compile in the background: calls wait for their plugin, for at most
+its call timeout, and clients are told if a plugin's own lists differ from
+those offered. The log says "ready" once every plugin is compiled. On a
+terminal, downloads and compilations show progress bars; otherwise they
+log progress lines (see docs/startup.md).
 
 The transport is stdio unless --http is given or the configuration sets
 http.addr; then it is Streamable HTTP at http://ADDR/mcp (and, if the
@@ -90,7 +104,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	log, err := logger(env.Stderr, f.logLevel)
+	logOut := &progressWriter{w: env.Stderr}
+	log, err := logger(logOut, f.logLevel)
 	if err != nil {
 		return err
 	}
@@ -120,26 +135,58 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	defer stop()
 	ctx = withOffline(ctx, f.offline)
 
-	e, err := plugin.NewEngine(f.cacheDir)
-	if err != nil {
-		return err
+	// The listener comes first: an address in use fails now, before any
+	// plugin loads.
+	var ln net.Listener
+	if addr != "" {
+		if ln, err = listen(addr, cfg.HTTP); err != nil {
+			return err
+		}
+		defer ln.Close()
+		defer plugin.ProtectAddr(ln.Addr())() // plugins never reach Hangar's own server, from their start on
 	}
-	defer e.Close(context.Background())
-	start := time.Now()
-	plugins, err := loadPlugins(ctx, e, cfg.Plugins, log)
-	if err != nil {
-		return err
-	}
-	srv, err := server.New(ctx, mounts(cfg.Plugins, plugins), &server.Options{Logger: log, Version: version()})
-	if err != nil {
-		closeAll(ctx, plugins)
-		return err
-	}
-	log.Info("plugins ready", "count", len(plugins), "elapsed", time.Since(start).Round(time.Millisecond))
 
-	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, engine: e, srv: srv, log: log}
-	for i, p := range plugins {
-		r.current = append(r.current, running{spec: cfg.Plugins[i], digest: moduleDigest(cfg.Plugins[i]), plugin: p})
+	if f.cacheDir != "" {
+		// The engine opens in the background (startup.go); a cache
+		// directory that cannot be made fails the start now.
+		if err := os.MkdirAll(f.cacheDir, 0o700); err != nil {
+			return fmt.Errorf("creating compilation cache: %w", err)
+		}
+	}
+	engine := openEngine(f.cacheDir)
+	var bgs []*background
+	defer func() {
+		// A compilation still running uses the engine's cache: leave it
+		// to the exit.
+		if e, err := engine(); err == nil && backgroundDone(bgs, time.Second) {
+			e.Close(context.Background())
+		}
+	}()
+	start := time.Now()
+	// Plugins are listed first and compiled in the background (startup.go).
+	prog := newProgress(log, logOut, len(cfg.Plugins), isTerminal(env.Stderr) && log.Enabled(ctx, slog.LevelInfo))
+	st := &starter{engine: engine, cacheDir: f.cacheDir, store: catalog.Open(f.cacheDir), log: log, progress: prog}
+	if bgs, err = st.start(ctx, cfg.Plugins); err != nil {
+		return err
+	}
+	ms := make([]server.Mount, len(bgs))
+	for i, b := range bgs {
+		ms[i] = server.Mount{Loading: b.loading, Prefix: b.spec.Prefix}
+	}
+	srv, err := server.New(ctx, ms, &server.Options{Logger: log, Version: version()})
+	if err != nil {
+		for _, b := range bgs {
+			b.close(context.Background())
+		}
+		prog.close()
+		return err
+	}
+	log.Info("plugins listed; serving", "count", len(bgs), "elapsed", time.Since(start).Round(time.Millisecond))
+	go whenLoaded(ctx, bgs, start, prog, log)
+
+	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, engine: engine, srv: srv, log: log}
+	for _, b := range bgs {
+		r.current = append(r.current, running{spec: b.spec, digest: moduleDigest(b.spec), bg: b})
 	}
 	defer r.closeCurrent(context.Background())
 	if f.config != "" {
@@ -148,13 +195,13 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		go ignoreHangup(ctx, log)
 	}
 
-	if addr == "" {
+	if ln == nil {
 		return serveStdio(ctx, srv, cfg.HTTP.DrainTimeout, log)
 	}
 	if f.http == "" { // http.addr of the configuration: a stdio client may not know
-		go answerStdin(env.Stdin, env.Stdout, log, addr, f.config)
+		go answerStdin(env.Stdin, env.Stdout, log, ln.Addr().String(), f.config)
 	}
-	return serveHTTP(ctx, srv, addr, cfg.HTTP, log)
+	return serveHTTP(ctx, srv, ln, cfg.HTTP, log)
 }
 
 // serveStdio serves srv on stdin and stdout until the client leaves or ctx
@@ -205,17 +252,26 @@ const shutdownGrace = 5 * time.Second
 // answerGrace is the pause between the drain and the end of the sessions.
 const answerGrace = 250 * time.Millisecond
 
-func serveHTTP(ctx context.Context, srv *server.Server, addr string, hc config.HTTP, log *slog.Logger) error {
+// listen opens the HTTP listener, capped at the configuration's connection
+// limit.
+func listen(addr string, hc config.HTTP) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	conns := hc.MaxConnections
-	if conns == 0 {
-		conns = connectionLimit()
+	return netutil.LimitListener(ln, connectionCap(hc)), nil
+}
+
+// connectionCap is the most HTTP connections served at once.
+func connectionCap(hc config.HTTP) int {
+	if hc.MaxConnections != 0 {
+		return hc.MaxConnections
 	}
-	ln = netutil.LimitListener(ln, conns)
-	defer plugin.ProtectAddr(ln.Addr())() // plugins never reach Hangar's own server
+	return connectionLimit()
+}
+
+func serveHTTP(ctx context.Context, srv *server.Server, ln net.Listener, hc config.HTTP, log *slog.Logger) error {
+	conns := connectionCap(hc)
 	hs := &http.Server{
 		Handler: srv.HTTPHandler(&server.HTTPOptions{
 			AllowedOrigins: hc.AllowedOrigins,

@@ -31,6 +31,7 @@ type Engine struct {
 	cache wazero.CompilationCache
 	sums  *cacheSums // checks the on-disk cache's entries; nil in memory
 	fuel  *fuelCache // modules rewritten with the guard (guard.go)
+	tier  tier       // compiler or interpreter (tier.go)
 }
 
 // NewEngine returns an engine that keeps compiled machine code in cacheDir,
@@ -165,7 +166,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
 	}
-	rc := wazero.NewRuntimeConfig().
+	rc := e.tier.runtimeConfig().
 		WithCompilationCache(e.cache).
 		WithMemoryLimitPages(opts.Limits.MemoryPages)
 

@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/hangar-mcp/hangar/internal/atomicfile"
 	"github.com/hangar-mcp/hangar/internal/fuel"
 )
 
@@ -161,7 +162,7 @@ func (c *fuelCache) rewrite(wasm []byte) ([]byte, error) {
 	if file != "" {
 		// A cache that cannot be written costs only the next rewrite.
 		sum := sha256.Sum256(out)
-		_ = writeAtomic(c.dir, file, append(sum[:], out...))
+		_ = atomicfile.Write(c.dir, file, append(sum[:], out...))
 	}
 	return out, nil
 }
@@ -202,27 +203,4 @@ func (c *fuelCache) keep(key [sha256.Size]byte, b []byte) {
 		}
 	}
 	c.mem[key] = weakBytes{p: weak.Make(&b[0]), n: len(b)}
-}
-
-// writeAtomic writes b to file through a temporary file in dir, so that a
-// reader never sees part of it.
-func writeAtomic(dir, file string, b []byte) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err2 := f.Close(); err == nil {
-		err = err2
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), file)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }

@@ -288,20 +288,28 @@ func cancelled(ctx context.Context) error {
 // maxRetries bounds how many successive reloads a call follows.
 const maxRetries = 8
 
-// onCurrent runs call on m's plugin. If that plugin was closed by a reload
-// before the call started there (plugin.ErrClosed means the call never ran),
-// it runs call again on the plugin of the same name in the current set, so
-// that a reload loses no call. A plugin that is no longer configured keeps
-// the error.
-func onCurrent[T any](m *mount, call func(*mount) (T, error)) (T, error) {
-	res, err := call(m)
+// onCurrent runs call on m's plugin, once it is loaded (see loading.go).
+// If that plugin was closed by a reload before the call started there
+// (plugin.ErrClosed means the call never ran), it runs call again on the
+// plugin of the same name in the current set, so that a reload loses no
+// call. A plugin that is no longer configured keeps the error.
+func onCurrent[T any](ctx context.Context, m *mount, call func(*plugin.Plugin, *mount) (T, error)) (T, error) {
+	run := func(m *mount) (T, error) {
+		p, err := m.plugin(ctx)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return call(p, m)
+	}
+	res, err := run(m)
 	for i := 0; i < maxRetries && errors.Is(err, plugin.ErrClosed); i++ {
 		next := m.srv.current(m.name)
 		if next == nil || next == m {
 			break
 		}
 		m = next
-		res, err = call(m)
+		res, err = run(m)
 	}
 	return res, err
 }

@@ -35,6 +35,9 @@ type catalog struct {
 type toolEntry struct {
 	tool   *mcp.Tool
 	schema *jsonschema.Resolved
+	// expected marks a tool of lists a loading plugin is expected to
+	// offer: its calls check the arguments again once it is loaded.
+	expected bool
 }
 
 // list reads the selected lists from the plugin.
@@ -56,7 +59,7 @@ func (m *mount) catalogOf(l *plugin.Lists) *catalog {
 			m.srv.log.Error("ignoring tool with an invalid input schema", "plugin", m.name, "tool", t.Name, "error", err)
 			continue
 		}
-		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema})
+		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema, expected: m.Loading != nil && l.Seq == 0})
 	}
 	return c
 }
@@ -105,7 +108,7 @@ func (m *mount) apply(c *catalog, which lists) {
 			keep[name] = true
 			tool := *t.tool
 			tool.Name = name
-			m.register(func() { s.mcp.AddTool(&tool, m.toolHandler(t.tool.Name, t.schema)) }, "tool", name)
+			m.register(func() { s.mcp.AddTool(&tool, m.toolHandler(t)) }, "tool", name)
 		}
 		m.release(s.tools, keep, s.mcp.RemoveTools)
 	}

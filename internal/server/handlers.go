@@ -32,10 +32,21 @@ func (s *Server) call(ctx context.Context, ss *mcp.ServerSession, meta mcp.Meta)
 	return c
 }
 
-func (m *mount) toolHandler(name string, schema *jsonschema.Resolved) mcp.ToolHandler {
+func (m *mount) toolHandler(t *toolEntry) mcp.ToolHandler {
+	name, schema := t.tool.Name, t.schema
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer m.srv.recovered("tools/call", &err)
 		args := req.Params.Arguments
+		schema := schema
+		if t.expected {
+			var msg string
+			if schema, msg = m.checkLoaded(ctx, t); msg != "" {
+				if ctx.Err() != nil {
+					return nil, cancelled(ctx)
+				}
+				return errorResult("%s", msg), nil
+			}
+		}
 		if msg := validateArguments(schema, args); msg != "" {
 			return errorResult("invalid arguments for tool %q: %s", req.Params.Name, msg), nil
 		}
@@ -44,7 +55,7 @@ func (m *mount) toolHandler(name string, schema *jsonschema.Resolved) mcp.ToolHa
 			return nil, err
 		}
 		defer end()
-		res, err = onCurrent(m, func(m *mount) (*mcp.CallToolResult, error) { return m.Plugin.CallTool(ctx, c, name, args) })
+		res, err = onCurrent(ctx, m, func(p *plugin.Plugin, m *mount) (*mcp.CallToolResult, error) { return p.CallTool(ctx, c, name, args) })
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, cancelled(ctx)
@@ -112,8 +123,8 @@ func (m *mount) resourceHandler() mcp.ResourceHandler {
 			return nil, err
 		}
 		defer end()
-		res, err = onCurrent(m, func(m *mount) (*mcp.ReadResourceResult, error) {
-			return m.Plugin.ReadResource(ctx, c, m.pluginURI(uri))
+		res, err = onCurrent(ctx, m, func(p *plugin.Plugin, m *mount) (*mcp.ReadResourceResult, error) {
+			return p.ReadResource(ctx, c, m.pluginURI(uri))
 		})
 		if err != nil {
 			return nil, requestError(err)
@@ -136,8 +147,8 @@ func (m *mount) promptHandler(name string) mcp.PromptHandler {
 			return nil, err
 		}
 		defer end()
-		res, err = onCurrent(m, func(m *mount) (*mcp.GetPromptResult, error) {
-			return m.Plugin.GetPrompt(ctx, c, name, req.Params.Arguments)
+		res, err = onCurrent(ctx, m, func(p *plugin.Plugin, m *mount) (*mcp.GetPromptResult, error) {
+			return p.GetPrompt(ctx, c, name, req.Params.Arguments)
 		})
 		if err != nil {
 			return nil, requestError(err)
@@ -234,16 +245,18 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *m
 	if m == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown %s %q", ref.Type, ref.Name+ref.URI)}
 	}
-	if !m.Plugin.Has("complete") {
-		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
-	}
 	params.Ref = &r
 	ctx, c, end, err := s.begin(ctx, req.Session, req.Extra, req.Params.Meta)
 	if err != nil {
 		return nil, err
 	}
 	defer end()
-	res, err = onCurrent(m, func(m *mount) (*mcp.CompleteResult, error) { return m.Plugin.Complete(ctx, c, &params) })
+	res, err = onCurrent(ctx, m, func(p *plugin.Plugin, m *mount) (*mcp.CompleteResult, error) {
+		if !p.Has("complete") {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+		}
+		return p.Complete(ctx, c, &params)
+	})
 	if err != nil {
 		return nil, requestError(err)
 	}
@@ -273,18 +286,23 @@ func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChanged
 	mounts := s.mounts
 	s.mu.Unlock()
 	for _, m := range mounts {
-		if !m.Plugin.Has("on_roots_list_changed") {
+		if m.Loading == nil && !m.Plugin.Has("on_roots_list_changed") {
 			continue
 		}
 		// The notification's context ends when the handler returns; the
-		// plugin runs on its own, bounded by its call timeout.
+		// plugin runs on its own, bounded by its call timeout (and, while
+		// it loads, by the wait for it).
 		var meta mcp.Meta
 		if req.Params != nil {
 			meta = req.Params.Meta
 		}
 		call := s.call(ctx, req.Session, meta)
 		go func() {
-			if err := m.Plugin.RootsListChanged(context.WithoutCancel(ctx), call); err != nil {
+			p, err := m.plugin(context.WithoutCancel(ctx))
+			if err != nil || !p.Has("on_roots_list_changed") {
+				return
+			}
+			if err := p.RootsListChanged(context.WithoutCancel(ctx), call); err != nil {
 				s.log.Warn("on_roots_list_changed failed", "plugin", m.name, "error", err)
 			}
 		}()

@@ -17,6 +17,10 @@
 //
 // Each session is sent only what the protocol version it negotiated
 // defines (see versions.go): capabilities, content types and elicitation.
+//
+// A plugin may be mounted while it is still loading ([Loading]): the server
+// offers the lists it is expected to offer, calls wait for it, and
+// [Server.Readiness] names the plugins not loaded yet (see loading.go).
 package server
 
 import (
@@ -39,7 +43,11 @@ var ErrConflict = errors.New("offered by two plugins")
 
 // Mount is a plugin as the server presents it.
 type Mount struct {
+	// Plugin is the plugin, or nil when Loading is set.
 	Plugin *plugin.Plugin
+	// Loading, if set, is the plugin while it is still loading, and
+	// after (see loading.go).
+	Loading *Loading
 	// Prefix, if set, is put before the plugin's names ("prefix_name") and
 	// URIs ("prefix+uri") to keep them apart from other plugins'.
 	Prefix string
@@ -81,6 +89,7 @@ type mount struct {
 	seq     [4]uint64       // by plugin.ListKind, the Seq of the lists offered; guarded by srv.mu
 	updates resourceUpdates // resource-updated notifications not yet sent
 	retired bool            // replaced by a reload; guarded by srv.mu
+	from    *plugin.Lists   // with Loading: the lists the mount was installed with
 }
 
 // New lists every plugin and builds the server. It fails if two plugins
@@ -132,11 +141,21 @@ func (s *Server) Reload(ctx context.Context, mounts []Mount) error {
 func (s *Server) prepare(ctx context.Context, mounts []Mount) ([]*mount, []*catalog, error) {
 	ms := make([]*mount, len(mounts))
 	for i, m := range mounts {
-		ms[i] = &mount{Mount: m, name: m.Plugin.Name(), srv: s}
+		ms[i] = &mount{Mount: m, srv: s}
+		if m.Loading != nil {
+			ms[i].name = m.Loading.Name()
+		} else {
+			ms[i].name = m.Plugin.Name()
+		}
 	}
 	catalogs := make([]*catalog, len(ms))
 	var errs []error
 	for i, m := range ms {
+		if m.Loading != nil {
+			m.from = m.Loading.lists()
+			catalogs[i] = m.catalogOf(m.from)
+			continue
+		}
 		c, err := m.list(ctx, allLists)
 		if err != nil {
 			errs = append(errs, err)
@@ -172,7 +191,11 @@ func (s *Server) install(ms []*mount, catalogs []*catalog) {
 
 	for i, m := range ms {
 		m.apply(catalogs[i], allLists)
-		m.Plugin.SetEvents(m)
+		if m.Loading != nil {
+			m.Loading.attach(m)
+		} else {
+			m.Plugin.SetEvents(m)
+		}
 	}
 
 	s.mu.Lock()

@@ -44,7 +44,9 @@ func (r *Resolver) fetchHTTPS(ctx context.Context, src, pin string) (Artifact, e
 	if resp.ContentLength > r.maxSize() {
 		return Artifact{}, fmt.Errorf("%s: %w: %d bytes, more than the limit of %d", u.Redacted(), ErrTooLarge, resp.ContentLength, r.maxSize())
 	}
-	h, p, err := r.cache().Put(resp.Body, pin, r.maxSize())
+	body, reported := reportProgress(ctx, u.Redacted(), resp.Body, resp.ContentLength)
+	h, p, err := r.cache().Put(body, pin, r.maxSize())
+	reported()
 	if err != nil {
 		if errors.Is(err, ErrDigestMismatch) {
 			return Artifact{}, fmt.Errorf("%s: %w; refusing to load it (if the file was updated on purpose, update sha256 in the configuration)", u.Redacted(), err)

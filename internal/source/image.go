@@ -163,9 +163,11 @@ func (r *Resolver) fetchLayer(ctx context.Context, repo *remote.Repository, l oc
 		return nil, err
 	}
 	vr := content.NewVerifyReader(rc, l)
-	if _, err = io.Copy(tmp, vr); err == nil {
+	body, reported := reportProgress(ctx, "layer "+l.Digest.String(), vr, l.Size)
+	if _, err = io.Copy(tmp, body); err == nil {
 		err = vr.Verify()
 	}
+	reported()
 	if err == nil {
 		_, err = tmp.Seek(0, io.SeekStart)
 	}

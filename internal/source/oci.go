@@ -243,7 +243,9 @@ func (r *Resolver) pullOCI(ctx context.Context, p pull) (Artifact, error) {
 		return fail(fmt.Errorf("module %s: %w", layer.Digest, err))
 	}
 	defer blob.Close()
-	_, path, err := r.cache().Put(blob, h, layer.Size)
+	body, reported := reportProgress(ctx, p.src, blob, layer.Size)
+	_, path, err := r.cache().Put(body, h, layer.Size)
+	reported()
 	if err != nil {
 		if errors.Is(err, ErrDigestMismatch) || errors.Is(err, ErrTooLarge) {
 			return fail(fmt.Errorf("module %s: %w; the registry served content that does not match the manifest, refusing it", layer.Digest, err))

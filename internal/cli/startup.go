@@ -1,0 +1,371 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hangar-mcp/hangar/internal/catalog"
+	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/server"
+	"github.com/hangar-mcp/hangar/internal/source"
+)
+
+// serve's start (docs/startup.md).
+//
+// Each plugin is resolved (read, or downloaded), then its lists are found
+// the quickest way there is:
+//
+//  1. in the catalog cache, by the module's digest and the configuration's
+//     hash (package catalog);
+//  2. else, for a plugin that can do nothing outside Hangar (no hosts, no
+//     writable directory), by running it in wazero's interpreter, which
+//     prepares a module in a fraction of the compiler's time;
+//  3. else by compiling it.
+//
+// Once every plugin has its lists the server starts, offering them; the
+// plugins found in 1 or 2 are compiled in the background, after every
+// interpreter run and once the start has every plugin's lists (unless it
+// waits for a compilation in 3 anyway), and calls wait for them. Each plugin compiled has its
+// lists read and stored in the catalog, and the server tells clients if
+// they differ from those it offered. A failure before a plugin has lists
+// stops the start, as it always did; a failure after is reported by the
+// plugin's calls and by the server's Readiness.
+
+// starter loads the plugins of one start.
+type starter struct {
+	engine   func() (*plugin.Engine, error) // the compiler's, which may still be opening
+	cacheDir string
+	store    *catalog.Store
+	log      *slog.Logger
+	progress *progress
+
+	interpMu sync.Mutex
+	interp   *plugin.Engine // for step 2, created on first use
+
+	listing      sync.WaitGroup // plugins whose lists are not found yet (steps 1 and 2)
+	compileFirst atomic.Int32   // plugins that must be compiled to be listed
+}
+
+// background is a plugin loading, or loaded, in the background.
+type background struct {
+	spec    config.Plugin
+	loading *server.Loading
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when its loading goroutine has ended
+}
+
+// close stops loading the plugin, and closes it once it is loaded; calls
+// still waiting for it go to the plugin of the same name in the current
+// set. It does not wait.
+func (b *background) close(ctx context.Context) {
+	b.cancel()
+	go func() {
+		<-b.done
+		if p := b.loading.Plugin(); p != nil {
+			p.Close(ctx)
+		}
+	}()
+}
+
+// openEngine opens the compiler's engine in the background: it checks every
+// entry of the compilation cache, which takes a while with many plugins
+// cached, and only compilation needs it.
+func openEngine(cacheDir string) func() (*plugin.Engine, error) {
+	var (
+		e    *plugin.Engine
+		err  error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		e, err = plugin.NewEngine(cacheDir)
+	}()
+	return func() (*plugin.Engine, error) {
+		<-done
+		return e, err
+	}
+}
+
+// backgroundDone waits, for at most d, until the loading goroutines of bgs
+// have ended, and reports whether they have.
+func backgroundDone(bgs []*background, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for _, b := range bgs {
+		select {
+		case <-b.done:
+		case <-t.C:
+			return false
+		}
+	}
+	return true
+}
+
+// listed is the result of the first part of a plugin's load.
+type listed struct {
+	lists  *plugin.Lists
+	plugin *plugin.Plugin // when it had to be compiled to be listed
+	err    error
+}
+
+// start resolves and lists every plugin, returning once all are listed
+// (or one failed); compilation goes on in the background.
+func (st *starter) start(ctx context.Context, specs []config.Plugin) ([]*background, error) {
+	bgs := make([]*background, len(specs))
+	results := make([]chan listed, len(specs))
+	handover := make([]chan *server.Loading, len(specs))
+	st.listing.Add(len(specs))
+	for i, spec := range specs {
+		lctx, cancel := context.WithCancel(ctx)
+		bgs[i] = &background{spec: spec, cancel: cancel, done: make(chan struct{})}
+		results[i] = make(chan listed, 1)
+		handover[i] = make(chan *server.Loading, 1)
+		go func() {
+			defer close(bgs[i].done)
+			st.load(lctx, spec, results[i], handover[i])
+		}()
+	}
+	var errs []error
+	lists := make([]listed, len(specs))
+	for i := range specs {
+		lists[i] = <-results[i]
+		if lists[i].err != nil {
+			errs = append(errs, fmt.Errorf("plugin %s: %w", specs[i].Name, lists[i].err))
+		}
+	}
+	st.closeInterpreter()
+	if err := errors.Join(errs...); err != nil {
+		for i, b := range bgs {
+			b.cancel()
+			close(handover[i])
+			<-b.done
+			if p := lists[i].plugin; p != nil {
+				p.Close(context.Background())
+			}
+		}
+		st.progress.close()
+		return nil, err
+	}
+	for i, b := range bgs {
+		limits := b.spec.Limits
+		if limits.CallTimeout <= 0 {
+			limits.CallTimeout = config.DefaultCallTimeout
+		}
+		b.loading = server.NewLoading(b.spec.Name, lists[i].lists, limits.CallTimeout)
+		handover[i] <- b.loading
+	}
+	return bgs, nil
+}
+
+// load loads one plugin: it reports the plugin's lists on listed, then,
+// once handed its Loading, finishes the load there.
+func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- listed, handover <-chan *server.Loading) {
+	notListed := true
+	doneListing := func() {
+		if notListed {
+			notListed = false
+			st.listing.Done()
+		}
+	}
+	defer doneListing()
+	log := st.log.With("plugin", spec.Name)
+
+	wasm, err := readPlugin(source.WithProgress(ctx, st.progress.download(spec.Name)), spec, st.log)
+	if err != nil {
+		result <- listed{err: err}
+		return
+	}
+	key := catalog.KeyOf(wasm, spec)
+	lists, err := st.store.Get(key)
+	switch {
+	case errors.Is(err, catalog.ErrCorrupt):
+		log.Warn("catalog entry ignored and removed; listing the plugin again", "error", err)
+	case err != nil:
+		log.Warn("catalog cache unreadable; listing the plugin again", "error", err)
+	case lists != nil:
+		log.Debug("lists from the catalog cache")
+	}
+	if lists == nil && interpretable(spec) {
+		start := time.Now()
+		if lists, err = st.interpret(ctx, wasm, spec); err != nil {
+			// The compiler will say what is wrong, in its own words.
+			log.Debug("listing in the interpreter failed; compiling first", "error", err)
+		} else {
+			log.Debug("listed in the interpreter", "elapsed", time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if lists != nil {
+		result <- listed{lists: lists}
+	} else {
+		st.compileFirst.Add(1)
+	}
+	doneListing()
+
+	// Interpreter runs come first: compiling would take the cores from them.
+	st.listing.Wait()
+	var l *server.Loading
+	if lists != nil && st.compileFirst.Load() == 0 {
+		// And the start itself: serving begins before this plugin takes
+		// the cores to compile. (When some plugin must be compiled to be
+		// listed, the start waits for that anyway: all compile at once.)
+		var ok bool
+		if l, ok = <-handover; !ok {
+			return // the start failed
+		}
+	}
+	var (
+		p    *plugin.Plugin
+		live *plugin.Lists
+	)
+	if err = ctx.Err(); err == nil {
+		p, live, err = st.compile(ctx, wasm, spec)
+	}
+	if err == nil {
+		if perr := st.store.Put(key, live); perr != nil {
+			log.Warn("catalog entry not written", "error", perr)
+		}
+	}
+	if lists == nil {
+		result <- listed{lists: live, plugin: p, err: err}
+		if err != nil {
+			return
+		}
+	}
+	if l == nil {
+		var ok bool
+		if l, ok = <-handover; !ok {
+			// The start failed; st.start closes p if it listed it.
+			if p != nil && lists != nil {
+				p.Close(context.Background())
+			}
+			return
+		}
+	}
+	st.progress.pluginDone()
+	switch {
+	case ctx.Err() != nil:
+		if p != nil {
+			p.Close(context.Background())
+		}
+		l.Failed(fmt.Errorf("plugin %s: %w: replaced or stopped while loading", spec.Name, plugin.ErrClosed))
+	case err != nil:
+		log.Error("plugin failed to load; its calls fail until a reload loads it", "error", err)
+		l.Failed(err)
+	default:
+		l.Loaded(p, live)
+	}
+}
+
+// compile loads the plugin with the compiler and reads its lists.
+func (st *starter) compile(ctx context.Context, wasm []byte, spec config.Plugin) (*plugin.Plugin, *plugin.Lists, error) {
+	e, err := st.engine()
+	if err != nil {
+		return nil, nil, fmt.Errorf("compiling plugin %s: %w", spec.Name, err)
+	}
+	st.progress.compileStarted(spec.Name)
+	p, err := e.Load(ctx, wasm, pluginOptions(spec, st.log))
+	st.progress.compileEnded(spec.Name, err)
+	if err != nil {
+		return nil, nil, err
+	}
+	live, err := p.ReadLists(ctx, plugin.AllLists)
+	if err != nil {
+		p.Close(context.Background())
+		return nil, nil, fmt.Errorf("plugin %s: %w", spec.Name, err)
+	}
+	return p, live, nil
+}
+
+// interpretable reports whether a plugin may run in the interpreter to be
+// listed before it is compiled: running a plugin twice must do nothing the
+// world can see, so it may neither reach the network nor write a file.
+func interpretable(spec config.Plugin) bool {
+	if len(spec.Grants.AllowedHosts) > 0 {
+		return false
+	}
+	for _, m := range spec.Grants.AllowedPaths {
+		if !m.ReadOnly {
+			return false
+		}
+	}
+	return true
+}
+
+// interpret loads the plugin in the interpreter, reads its lists and
+// closes it.
+func (st *starter) interpret(ctx context.Context, wasm []byte, spec config.Plugin) (*plugin.Lists, error) {
+	st.interpMu.Lock()
+	if st.interp == nil {
+		st.interp = plugin.NewInterpreterEngine(st.cacheDir)
+	}
+	e := st.interp
+	st.interpMu.Unlock()
+	p, err := e.Load(ctx, wasm, pluginOptions(spec, st.log.With("tier", "interpreter")))
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close(context.Background())
+	l, err := p.ReadLists(ctx, plugin.AllLists)
+	if err != nil {
+		return nil, err
+	}
+	l.Seq = 0 // expected lists, not the plugin's own
+	return l, nil
+}
+
+// closeInterpreter releases the interpreter, once every plugin is listed.
+func (st *starter) closeInterpreter() {
+	st.interpMu.Lock()
+	defer st.interpMu.Unlock()
+	if st.interp != nil {
+		st.interp.Close(context.Background())
+		st.interp = nil
+	}
+}
+
+// pluginOptions are the options plugins are loaded with.
+func pluginOptions(spec config.Plugin, log *slog.Logger) plugin.Options {
+	return plugin.Options{
+		Name:   spec.Name,
+		Config: spec.Config,
+		Limits: spec.Limits,
+		Grants: spec.Grants,
+		Logger: log,
+	}
+}
+
+// whenLoaded logs "ready" once every plugin has loaded or failed, with the
+// time since start, and then gives the compilers' garbage back.
+func whenLoaded(ctx context.Context, bgs []*background, start time.Time, p *progress, log *slog.Logger) {
+	for _, b := range bgs {
+		select {
+		case <-b.loading.Done():
+		case <-ctx.Done():
+			p.close()
+			return
+		}
+	}
+	p.close()
+	failed := map[string]string{}
+	for _, b := range bgs {
+		if err := b.loading.Err(); err != nil {
+			failed[b.spec.Name] = err.Error()
+		}
+	}
+	elapsed := time.Since(start).Round(time.Millisecond)
+	if len(failed) > 0 {
+		log.Warn("ready, but some plugins failed to load", "plugins", len(bgs), "failed", failed, "elapsed", elapsed)
+	} else {
+		log.Info("ready", "plugins", len(bgs), "elapsed", elapsed)
+	}
+	// Compiling leaves hundreds of megabytes of garbage behind; give it
+	// back to the system now, once, rather than over the next minutes.
+	debug.FreeOSMemory()
+}
