@@ -21,7 +21,7 @@ var (
 
 // Keys of each mapping, in documentation order (used in messages).
 var (
-	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout"}
+	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout", "tls", "auth"}
 	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants"}
 	limitKeys  = []string{"memory", "call_timeout", "host_timeout", "max_instances", "max_output"}
 	grantKeys  = []string{"allowed_hosts", "allowed_paths", "env"}
@@ -103,6 +103,7 @@ func (d *decoder) http(n *yaml.Node, p string) HTTP {
 	if e, ok := f["legacy_sse"]; ok {
 		h.LegacySSE, _ = d.boolean(e.val, join(p, "legacy_sse"))
 	}
+	d.service(f, p, &h) // tls and auth (service.go)
 	return h
 }
 
