@@ -35,16 +35,25 @@ func (s *Server) call(ctx context.Context, ss *mcp.ServerSession, meta mcp.Meta)
 func (m *mount) toolHandler(name string, schema *jsonschema.Resolved) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer m.srv.recovered("tools/call", &err)
+		ctx, obs, err := m.srv.enter(ctx, m, "tools/call", name, req.Extra, unknownTool(req.Params.Name)) // observe.go
+		if err != nil {
+			return nil, err
+		}
+		var failure error
+		defer func() { obs.end(failure) }()
 		args := req.Params.Arguments
 		if msg := validateArguments(schema, args); msg != "" {
+			failure = errInvalidArguments
 			return errorResult("invalid arguments for tool %q: %s", req.Params.Name, msg), nil
 		}
 		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
 		if err != nil {
+			failure = err
 			return nil, err
 		}
 		defer end()
 		res, err = onCurrent(m, func(m *mount) (*mcp.CallToolResult, error) { return m.Plugin.CallTool(ctx, c, name, args) })
+		failure = err
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, cancelled(ctx)
@@ -107,14 +116,22 @@ func (m *mount) resourceHandler() mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
 		defer m.srv.recovered("resources/read", &err)
 		uri := req.Params.URI
+		ctx, obs, err := m.srv.enter(ctx, m, "resources/read", "", req.Extra, mcp.ResourceNotFoundError(uri)) // observe.go
+		if err != nil {
+			return nil, err
+		}
+		var failure error
+		defer func() { obs.end(failure) }()
 		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
 		if err != nil {
+			failure = err
 			return nil, err
 		}
 		defer end()
 		res, err = onCurrent(m, func(m *mount) (*mcp.ReadResourceResult, error) {
 			return m.Plugin.ReadResource(ctx, c, m.pluginURI(uri))
 		})
+		failure = err
 		if err != nil {
 			return nil, requestError(err)
 		}
@@ -131,14 +148,22 @@ func (m *mount) resourceHandler() mcp.ResourceHandler {
 func (m *mount) promptHandler(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (res *mcp.GetPromptResult, err error) {
 		defer m.srv.recovered("prompts/get", &err)
+		ctx, obs, err := m.srv.enter(ctx, m, "prompts/get", name, req.Extra, unknownPrompt(req.Params.Name)) // observe.go
+		if err != nil {
+			return nil, err
+		}
+		var failure error
+		defer func() { obs.end(failure) }()
 		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
 		if err != nil {
+			failure = err
 			return nil, err
 		}
 		defer end()
 		res, err = onCurrent(m, func(m *mount) (*mcp.GetPromptResult, error) {
 			return m.Plugin.GetPrompt(ctx, c, name, req.Params.Arguments)
 		})
+		failure = err
 		if err != nil {
 			return nil, requestError(err)
 		}
@@ -231,19 +256,31 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *m
 		}
 	}
 	s.mu.Unlock()
+	unknown := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown %s %q", ref.Type, ref.Name+ref.URI)}
 	if m == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown %s %q", ref.Type, ref.Name+ref.URI)}
+		return nil, unknown
+	}
+	if !allows(req.Extra, m) { // observe.go
+		return nil, unknown
 	}
 	if !m.Plugin.Has("complete") {
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
 	params.Ref = &r
+	ctx, obs, err := s.enter(ctx, m, "completion/complete", "", req.Extra, unknown)
+	if err != nil {
+		return nil, err
+	}
+	var failure error
+	defer func() { obs.end(failure) }()
 	ctx, c, end, err := s.begin(ctx, req.Session, req.Extra, req.Params.Meta)
 	if err != nil {
+		failure = err
 		return nil, err
 	}
 	defer end()
 	res, err = onCurrent(m, func(m *mount) (*mcp.CompleteResult, error) { return m.Plugin.Complete(ctx, c, &params) })
+	failure = err
 	if err != nil {
 		return nil, requestError(err)
 	}
@@ -256,9 +293,12 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) (err 
 	defer s.recovered("resources/subscribe", &err)
 	uri := req.Params.URI
 	s.mu.Lock()
-	_, ok := s.resources[uri]
+	m := s.resources[uri]
 	s.mu.Unlock()
-	if ok || s.matchesTemplate(uri) {
+	if m == nil {
+		m = s.templateOwner(uri)
+	}
+	if m != nil && allows(req.Extra, m) {
 		return nil
 	}
 	return mcp.ResourceNotFoundError(uri)
@@ -273,7 +313,7 @@ func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChanged
 	mounts := s.mounts
 	s.mu.Unlock()
 	for _, m := range mounts {
-		if !m.Plugin.Has("on_roots_list_changed") {
+		if !m.Plugin.Has("on_roots_list_changed") || !allows(req.Extra, m) {
 			continue
 		}
 		// The notification's context ends when the handler returns; the
