@@ -387,7 +387,7 @@ func TestMetrics(t *testing.T) {
 	callTool(t, cs, "http", map[string]any{"url": "http://x.test/"}) // denied
 	callTool(t, cs, "bad_json", map[string]any{})                    // output
 	callTool(t, cs, "fail", map[string]any{})                        // plugin_error
-	for i := range 50 {                                         // no series for names nothing offers
+	for i := range 50 {                                              // no series for names nothing offers
 		cs.CallTool(ctx, &mcp.CallToolParams{Name: fmt.Sprintf("random-%d", i)})
 	}
 	other, err := httpConnect(t, srv.URL, helloToken, nil)
