@@ -32,7 +32,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{serveCmd, inspectCmd, callCmd, pullCmd, pushCmd, importCmd, versionCmd}
+	commands = []*command{serveCmd, inspectCmd, callCmd, pullCmd, pushCmd, importCmd, warmCmd, versionCmd}
 }
 
 // errUsage reports bad command-line usage; the message has been printed.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
 )
@@ -29,12 +30,13 @@ type running struct {
 // the old one and swaps it in; if anything is wrong, the old set goes on
 // serving and the log says why.
 type reloader struct {
-	path   string          // configuration file
-	extra  []config.Plugin // plugins named on the command line
-	http   config.HTTP     // as served; not changed by a reload
-	engine *plugin.Engine
-	srv    *server.Server
-	log    *slog.Logger
+	path    string          // configuration file
+	extra   []config.Plugin // plugins named on the command line
+	http    config.HTTP     // as served; not changed by a reload
+	engine  *plugin.Engine
+	srv     *server.Server
+	log     *slog.Logger
+	metrics *metrics.Metrics // counts reloads
 
 	mu      sync.Mutex
 	current []running
@@ -142,6 +144,7 @@ func (r *reloader) reload(ctx context.Context) error {
 	if err != nil {
 		r.log.Error("reload failed; the previous plugins go on serving", "error", err)
 	}
+	r.metrics.Reloaded(err == nil)
 	return err
 }
 

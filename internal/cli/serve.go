@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
 )
@@ -27,6 +28,7 @@ type serveFlags struct {
 	http    string
 	stdio   bool
 	offline bool
+	replica string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -35,6 +37,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.http, "http", "", "serve Streamable HTTP on this address (host:port), at path "+server.Path)
 	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout even if the configuration sets http.addr")
 	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in hangar.lock)")
+	fs.StringVar(&f.replica, "replica", "", "start every session ID with `NAME`"+server.ReplicaSeparator+", so that a load balancer can send a session's requests back to this server (see docs/production.md)")
 }
 
 var serveCmd = &command{
@@ -115,6 +118,11 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	ctx = withOffline(ctx, f.offline)
+	sv, err := newService(ctx, cfg, addr, log) // service.go
+	if err != nil {
+		return err
+	}
+	defer sv.close()
 
 	e, err := plugin.NewEngine(f.cacheDir)
 	if err != nil {
@@ -126,14 +134,16 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(ctx, mounts(cfg.Plugins, plugins), &server.Options{Logger: log, Version: version()})
+	sopts := &server.Options{Logger: log, Version: version()}
+	sv.serverOptions(sopts, f.replica)
+	srv, err := server.New(ctx, mounts(cfg.Plugins, plugins), sopts)
 	if err != nil {
 		closeAll(ctx, plugins)
 		return err
 	}
 	log.Info("plugins ready", "count", len(plugins), "elapsed", time.Since(start).Round(time.Millisecond))
 
-	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, engine: e, srv: srv, log: log}
+	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, engine: e, srv: srv, log: log, metrics: sv.metrics}
 	for i, p := range plugins {
 		r.current = append(r.current, running{spec: cfg.Plugins[i], digest: moduleDigest(cfg.Plugins[i]), plugin: p})
 	}
@@ -144,10 +154,14 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		go ignoreHangup(ctx, log)
 	}
 
+	if err := sv.startOps(nil); err != nil { // readiness: a server built from loaded plugins is ready
+		return err
+	}
 	if addr == "" {
+		defer sv.metrics.SessionOpened(metrics.TransportStdio)()
 		return serveStdio(ctx, srv, cfg.HTTP.DrainTimeout, log)
 	}
-	return serveHTTP(ctx, srv, addr, cfg.HTTP, log)
+	return serveHTTP(ctx, srv, addr, cfg.HTTP, sv, log)
 }
 
 // serveStdio serves srv on stdin and stdout until the client leaves or ctx
@@ -198,7 +212,7 @@ const shutdownGrace = 5 * time.Second
 // answerGrace is the pause between the drain and the end of the sessions.
 const answerGrace = 250 * time.Millisecond
 
-func serveHTTP(ctx context.Context, srv *server.Server, addr string, hc config.HTTP, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *server.Server, addr string, hc config.HTTP, sv *service, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -209,16 +223,19 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, hc config.H
 	}
 	ln = netutil.LimitListener(ln, conns)
 	defer plugin.ProtectAddr(ln.Addr())() // plugins never reach Hangar's own server
+	hopts := &server.HTTPOptions{
+		AllowedOrigins: hc.AllowedOrigins,
+		AllowedHosts:   hc.AllowedHosts,
+		LegacySSE:      hc.LegacySSE,
+		SessionTimeout: hc.SessionIdleTimeout,
+		MaxSessions:    hc.MaxSessions,
+		ReadTimeout:    hc.ReadTimeout,
+		WriteTimeout:   hc.WriteTimeout,
+	}
+	sv.httpOptions(hopts) // auth, readiness, metrics: service.go
 	hs := &http.Server{
-		Handler: srv.HTTPHandler(&server.HTTPOptions{
-			AllowedOrigins: hc.AllowedOrigins,
-			AllowedHosts:   hc.AllowedHosts,
-			LegacySSE:      hc.LegacySSE,
-			SessionTimeout: hc.SessionIdleTimeout,
-			MaxSessions:    hc.MaxSessions,
-			ReadTimeout:    hc.ReadTimeout,
-			WriteTimeout:   hc.WriteTimeout,
-		}),
+		Handler:   srv.HTTPHandler(hopts),
+		TLSConfig: sv.tls,
 		// The body's read timeout is the handler's (server.HTTPOptions): the
 		// server's ReadTimeout would also cut off the detection of clients
 		// that go away during a long call.
@@ -226,10 +243,18 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, hc config.H
 		IdleTimeout:       hc.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+server.Path,
+	url := sv.scheme() + "://" + ln.Addr().String() + server.Path
+	log.Info("serving MCP over Streamable HTTP", "url", url,
 		"max_connections", conns, "max_sessions", hc.MaxSessions)
+	sv.logAccess(url)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if sv.tls != nil {
+			errc <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err
