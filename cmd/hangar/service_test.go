@@ -43,6 +43,12 @@ func runServe(t *testing.T, env []string, args ...string) *hangarProc {
 	t.Helper()
 	cmd := exec.Command(hangar, args...)
 	cmd.Env = append(append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir()), env...)
+	return startCmd(t, cmd)
+}
+
+// startCmd starts a hangar command, killed at the end of the test.
+func startCmd(t *testing.T, cmd *exec.Cmd) *hangarProc {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +70,7 @@ func runServe(t *testing.T, env []string, args ...string) *hangarProc {
 		cmd.Process.Kill()
 		<-s.done
 		if t.Failed() {
-			t.Logf("hangar %s:\n%s", strings.Join(args, " "), s.logs)
+			t.Logf("%s:\n%s", strings.Join(cmd.Args, " "), s.logs)
 		}
 	})
 	return s
