@@ -261,3 +261,8 @@ func (c *pluginCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(compileDesc, prometheus.GaugeValue, p.Compile.Seconds(), p.Name)
 	}
 }
+
+// Sessions returns the gauge of open sessions of transport, for tests.
+func (m *Metrics) Sessions(transport string) prometheus.Gauge {
+	return m.sessions.WithLabelValues(transport)
+}
