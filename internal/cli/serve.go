@@ -52,9 +52,20 @@ The transport is stdio unless --http is given or the configuration sets
 http.addr; then it is Streamable HTTP at http://ADDR/mcp (and, if the
 configuration sets http.legacy_sse, the HTTP+SSE transport of protocol
 2024-11-05 for older clients at http://ADDR/sse). The HTTP server
-binds where told (use 127.0.0.1 to stay local), refuses requests whose Host
-is not localhost or listed in http.allowed_hosts, and browser requests whose
-Origin is not on localhost or listed in http.allowed_origins.
+refuses requests whose Host is not localhost or listed in
+http.allowed_hosts, and browser requests whose Origin is not on localhost
+or listed in http.allowed_origins.
+
+Without http.auth in the configuration, HTTP listens only on a loopback
+address (127.0.0.1, [::1], localhost): any other address is refused. With
+http.auth, every request to /mcp needs a bearer token (static tokens from
+http.auth.tokens_file or tokens_env, or OAuth JWTs checked against a JWKS),
+and each session sees and may call only the plugins its token allows.
+http.tls serves HTTPS. /healthz and /readyz answer beside /mcp, and
+/metrics (Prometheus) too, unless metrics.addr moves all three to a
+listener of their own. A tracing section exports OpenTelemetry spans over
+OTLP/HTTP. --replica NAME starts session IDs with NAME~, for a load
+balancer in front of several servers. docs/production.md has the details.
 
 With --config, the configuration is reloaded when the file changes and on
 SIGHUP: the new plugin set is loaded and checked beside the old one, then
@@ -62,7 +73,7 @@ swapped in without dropping sessions (clients are told the lists changed).
 Calls in progress finish on the old plugins; plugins whose configuration
 and module are unchanged keep running as they are. A configuration that
 fails to load or check leaves the old set serving, and the log says why.
-The http section takes effect at the next start. Without --config, SIGHUP
+The http, metrics and tracing sections take effect at the next start. Without --config, SIGHUP
 is ignored (with a warning in the log).
 
 Over HTTP, sessions idle for http.session_idle_timeout are closed, at most
@@ -143,7 +154,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	log.Info("plugins ready", "count", len(plugins), "elapsed", time.Since(start).Round(time.Millisecond))
 
-	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, engine: e, srv: srv, log: log, metrics: sv.metrics}
+	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [2]any{cfg.Metrics, cfg.Tracing}, engine: e, srv: srv, log: log, metrics: sv.metrics}
 	for i, p := range plugins {
 		r.current = append(r.current, running{spec: cfg.Plugins[i], digest: moduleDigest(cfg.Plugins[i]), plugin: p})
 	}
