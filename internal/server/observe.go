@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -142,12 +143,16 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		extra := req.GetExtra()
+		var session string
+		ss := serverSession(req)
+		if ss != nil {
+			session = ss.ID()
+		}
 		if extra != nil {
 			header = extra.Header
-		}
-		var session string
-		if ss := serverSession(req); ss != nil {
-			session = ss.ID()
+			if extra.TokenInfo != nil {
+				s.noteGrant(ss, auth.GrantOf(extra.TokenInfo))
+			}
 		}
 		ctx, span := s.startRequest(ctx, method, target, meta, header, session, requestID(ctx))
 		res, err := next(ctx, method, req)
@@ -289,4 +294,84 @@ func unknownTool(name string) error {
 
 func unknownPrompt(name string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
+}
+
+// Sessions whose token does not allow every plugin are told a list changed
+// only when what they may see of it changed: a change in another plugin's
+// list would otherwise tell them, by its timing, of activity they cannot
+// see. grantView is what such a session saw when it was last told.
+type grantView struct {
+	grant *auth.Grant
+	mu    sync.Mutex
+	seen  map[plugin.ListKind]string // the list's fingerprint, by kind
+}
+
+// listKinds maps list-changed notifications to the plugin lists they are
+// about.
+var listKinds = map[string]plugin.ListKind{
+	"notifications/tools/list_changed":     plugin.ToolList,
+	"notifications/prompts/list_changed":   plugin.PromptList,
+	"notifications/resources/list_changed": plugin.ResourceList,
+}
+
+// noteGrant records the grant of a session's requests, if it does not allow
+// every plugin; it is forgotten when the session ends.
+func (s *Server) noteGrant(ss *mcp.ServerSession, g *auth.Grant) {
+	if ss == nil || g.All() {
+		return
+	}
+	if _, ok := s.grants.Load(ss); ok {
+		return
+	}
+	v := &grantView{grant: g, seen: map[plugin.ListKind]string{}}
+	for _, k := range listKinds {
+		v.seen[k] = s.fingerprint(k, g)
+	}
+	if _, loaded := s.grants.LoadOrStore(ss, v); !loaded {
+		go func() {
+			ss.Wait()
+			s.grants.Delete(ss)
+		}()
+	}
+}
+
+// fingerprint identifies the state of one kind of list of the plugins g
+// allows: the mounts, and the reading of their list that is offered.
+func (s *Server) fingerprint(k plugin.ListKind, g *auth.Grant) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, m := range s.mounts {
+		if g.Allows(m.name) {
+			fmt.Fprintf(&b, "%p:%d,", m, m.seq[k])
+		}
+	}
+	return b.String()
+}
+
+// hideListChanges is sending middleware: it drops a list-changed
+// notification to a session with a limited grant when nothing it may see
+// of that list changed.
+func (s *Server) hideListChanges(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		k, ok := listKinds[method]
+		if !ok {
+			return next(ctx, method, req)
+		}
+		ss := serverSession(req)
+		val, ok := s.grants.Load(ss)
+		if ss == nil || !ok {
+			return next(ctx, method, req)
+		}
+		v := val.(*grantView)
+		fp := s.fingerprint(k, v.grant)
+		v.mu.Lock()
+		same := v.seen[k] == fp
+		v.seen[k] = fp
+		v.mu.Unlock()
+		if same {
+			return nil, nil
+		}
+		return next(ctx, method, req)
+	}
 }

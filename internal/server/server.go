@@ -86,6 +86,7 @@ type Server struct {
 
 	metrics *metrics.Metrics // nil: none
 	tracer  trace.Tracer
+	grants  sync.Map // *mcp.ServerSession -> *grantView, for sessions allowed some plugins (observe.go)
 
 	installMu sync.Mutex // serializes installing plugin sets
 
@@ -143,6 +144,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	s.mcp.AddReceivingMiddleware(adaptResults)
 	s.mcp.AddSendingMiddleware(adaptRequests)
 	s.mcp.AddReceivingMiddleware(s.observeRequests) // observe.go
+	s.mcp.AddSendingMiddleware(s.hideListChanges)
 	s.metrics.SetPlugins(s.pluginStats)
 	s.install(ms, catalogs)
 	return s, nil

@@ -146,6 +146,7 @@ func TestAuthorizedSessions(t *testing.T) {
 		changed := make(chan string, 16)
 		cs, err := httpConnect(t, srv.URL, tok, &mcp.ClientOptions{
 			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- "resources" },
+			ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { changed <- "tools" },
 		})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -186,8 +187,12 @@ func TestAuthorizedSessions(t *testing.T) {
 		}
 
 		// Another session, allowed every plugin, adds a note: the list
-		// changes, and this session, told so, still sees none of notes'.
-		all, err := httpConnect(t, srv.URL, allToken, nil)
+		// changes, and this session is not told (nothing it may see
+		// changed), and still sees none of notes'.
+		allChanged := make(chan bool, 16)
+		all, err := httpConnect(t, srv.URL, allToken, &mcp.ClientOptions{
+			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { allChanged <- true },
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,12 +206,30 @@ func TestAuthorizedSessions(t *testing.T) {
 			t.Errorf("all: resources %v", got)
 		}
 		select {
-		case <-changed:
+		case <-allChanged:
 		case <-time.After(10 * time.Second):
-			t.Errorf("%s: no resources/list_changed", name)
+			t.Fatalf("%s: the session allowed every plugin got no resources/list_changed", name)
+		}
+		// Sent to every session at once; give this one's a moment.
+		select {
+		case what := <-changed:
+			t.Errorf("%s: told that the %s list changed, when only notes' did", name, what)
+		case <-time.After(time.Second):
 		}
 		if got := resourceURIs(t, cs); len(got) != 0 {
 			t.Errorf("%s: after the change, resources %v", name, got)
+		}
+		// A change it may see is told: a reload replaces hello.
+		if err := s.Reload(ctx, []server.Mount{{Plugin: hello}, {Plugin: notes}}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case what := <-changed:
+			if what != "tools" {
+				t.Errorf("%s: after a reload, told %s changed", name, what)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: no tools/list_changed after hello was reloaded", name)
 		}
 
 		// The session is bound to the token that created it: another
