@@ -165,7 +165,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		go ignoreHangup(ctx, log)
 	}
 
-	if err := sv.startOps(nil); err != nil { // readiness: a server built from loaded plugins is ready
+	if err := sv.startOps(); err != nil {
 		return err
 	}
 	if addr == "" {

@@ -31,6 +31,10 @@ type service struct {
 	auth    *auth.Authenticator
 	tls     *tls.Config // nil: plain HTTP
 	ops     *http.Server
+	// readiness says whether every plugin is loaded, for /readyz beside
+	// /mcp and on the operations listener; nil: a server built from loaded
+	// plugins is ready.
+	readiness func() (bool, map[string]string)
 }
 
 // newService checks that HTTP on addr is allowed by cfg (an address other
@@ -93,6 +97,7 @@ func (sv *service) serverOptions(o *server.Options, replica string) {
 // the MCP HTTP handler.
 func (sv *service) httpOptions(o *server.HTTPOptions) {
 	o.Auth = sv.auth
+	o.Readiness = sv.readiness
 	if sv.cfg.Metrics.Addr == "" {
 		o.Metrics = sv.metrics.Handler()
 	}
@@ -117,7 +122,7 @@ func (sv *service) logAccess(url string) {
 }
 
 // startOps serves /metrics, /healthz and /readyz on metrics.addr, if set.
-func (sv *service) startOps(readiness func() (bool, map[string]string)) error {
+func (sv *service) startOps() error {
 	addr := sv.cfg.Metrics.Addr
 	if addr == "" {
 		return nil
@@ -130,7 +135,7 @@ func (sv *service) startOps(readiness func() (bool, map[string]string)) error {
 	mux := http.NewServeMux()
 	mux.Handle(server.MetricsPath, sv.metrics.Handler())
 	mux.Handle(server.HealthPath, server.HealthHandler())
-	mux.Handle(server.ReadyPath, server.ReadyHandler(readiness, true))
+	mux.Handle(server.ReadyPath, server.ReadyHandler(sv.readiness, true))
 	sv.ops = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
 		ErrorLog: slog.NewLogLogger(sv.log.Handler(), slog.LevelWarn)}
 	go func() {
