@@ -284,11 +284,8 @@ func (d *decoder) grants(n *yaml.Node, p string) Grants {
 				delete(vals, k)
 				continue
 			}
-			v, problems := expandEnv(vals[k], d.getenv)
-			for _, pr := range problems {
-				d.errorf(nodes[k].val, join(pp, k), "%s", pr)
-			}
-			if len(problems) > 0 {
+			v, ok := d.expand(vals[k], nodes[k].val, join(pp, k))
+			if !ok {
 				delete(vals, k)
 				continue
 			}
@@ -304,6 +301,16 @@ func (d *decoder) grants(n *yaml.Node, p string) Grants {
 		}
 	}
 	return g
+}
+
+// expand replaces the ${NAME} references in a value (see expandEnv),
+// reporting each problem at n.
+func (d *decoder) expand(val string, n *yaml.Node, p string) (string, bool) {
+	v, problems := expandEnv(val, d.getenv)
+	for _, pr := range problems {
+		d.errorf(n, p, "%s", pr)
+	}
+	return v, len(problems) == 0
 }
 
 func (d *decoder) mounts(n *yaml.Node, p string) []Mount {

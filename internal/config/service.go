@@ -497,15 +497,11 @@ func (d *decoder) tracing(n *yaml.Node, p string) *Tracing {
 		pp := join(p, "headers")
 		keys, vals, nodes := d.stringMap(e.val, pp)
 		for _, k := range keys {
-			v, problems := expandEnv(vals[k], d.getenv)
-			for _, pr := range problems {
-				d.errorf(nodes[k].val, join(pp, k), "%s", pr)
-			}
-			if len(problems) > 0 {
+			if v, ok := d.expand(vals[k], nodes[k].val, join(pp, k)); ok {
+				vals[k] = v
+			} else {
 				delete(vals, k)
-				continue
 			}
-			vals[k] = v
 		}
 		t.Headers = vals
 	}
