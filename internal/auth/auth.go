@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -123,6 +124,13 @@ type Authenticator struct {
 	log    *slog.Logger
 	static map[[sha256.Size]byte]*sdkauth.TokenInfo // by the token's SHA-256
 	oauth  *jwtVerifier                             // nil without OAuth
+	now    func() time.Time
+
+	// verified holds JWTs already checked, by their SHA-256, until they
+	// expire: a client sends the same token with every request, and
+	// checking its signature costs more than serving many a call.
+	mu       sync.Mutex
+	verified map[[sha256.Size]byte]*sdkauth.TokenInfo
 
 	metadata    *oauthex.ProtectedResourceMetadata
 	metadataURL string // absolute, for WWW-Authenticate
@@ -146,7 +154,7 @@ func New(cfg *config.Auth, opts *Options) (*Authenticator, error) {
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 10 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	a := &Authenticator{log: o.Logger, static: map[[sha256.Size]byte]*sdkauth.TokenInfo{}}
+	a := &Authenticator{log: o.Logger, now: o.Now, static: map[[sha256.Size]byte]*sdkauth.TokenInfo{}, verified: map[[sha256.Size]byte]*sdkauth.TokenInfo{}}
 	for _, t := range cfg.Tokens {
 		b, err := hex.DecodeString(t.SHA256)
 		if err != nil || len(b) != sha256.Size {
@@ -207,6 +215,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		ResourceMetadataURL: a.metadataURL,
 		// Static tokens do not expire; the JWT verifier requires exp.
 		AllowMissingExpiration: true,
+		ClockSkew:              leeway,
 	})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		require.ServeHTTP(&challenge{ResponseWriter: w}, r)
@@ -217,18 +226,54 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 // what it may do. Invalid tokens get an error wrapping
 // sdkauth.ErrInvalidToken, which says why.
 func (a *Authenticator) Verify(ctx context.Context, token string, r *http.Request) (*sdkauth.TokenInfo, error) {
-	if ti, ok := a.static[sha256.Sum256([]byte(token))]; ok {
+	sum := sha256.Sum256([]byte(token))
+	if ti, ok := a.static[sum]; ok {
 		return ti, nil
 	}
 	if a.oauth != nil && strings.Count(token, ".") == 2 {
+		if ti := a.cached(sum); ti != nil {
+			return ti, nil
+		}
 		ti, err := a.oauth.verify(ctx, token)
 		if err != nil {
 			a.log.Debug("bearer token refused", "remote", r.RemoteAddr, "error", err)
+			return nil, err
 		}
-		return ti, err
+		a.remember(sum, ti)
+		return ti, nil
 	}
 	a.log.Debug("bearer token refused", "remote", r.RemoteAddr, "error", "unknown token")
 	return nil, fmt.Errorf("%w: unknown token", sdkauth.ErrInvalidToken)
+}
+
+// maxVerified bounds the JWTs remembered as verified.
+const maxVerified = 4096
+
+// cached returns the TokenInfo of a JWT verified before that has not
+// expired, or nil.
+func (a *Authenticator) cached(sum [sha256.Size]byte) *sdkauth.TokenInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ti := a.verified[sum]
+	if ti == nil {
+		return nil
+	}
+	if !a.now().Before(ti.Expiration.Add(leeway)) {
+		delete(a.verified, sum)
+		return nil
+	}
+	return ti
+}
+
+// remember records a verified JWT. When the record is full it starts
+// afresh, which costs each client one more verification.
+func (a *Authenticator) remember(sum [sha256.Size]byte, ti *sdkauth.TokenInfo) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.verified) >= maxVerified {
+		clear(a.verified)
+	}
+	a.verified[sum] = ti
 }
 
 // challenge adds the WWW-Authenticate header a 401 must carry (RFC 6750)
