@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/auth/authtest"
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/metrics"
+	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
@@ -578,5 +580,57 @@ func TestReplicaSessionIDs(t *testing.T) {
 	_, err = server.New(context.Background(), nil, &server.Options{Replica: "no spaces"})
 	if err == nil || !strings.Contains(err.Error(), "invalid replica name") {
 		t.Errorf("bad replica name: %v", err)
+	}
+}
+
+// BenchmarkObservedCall compares a tool call without metrics or tracing,
+// with metrics, and with metrics and every trace sampled (go test -bench
+// ObservedCall ./internal/server).
+func BenchmarkObservedCall(b *testing.B) {
+	e := sharedEngine(b)
+	wasm, err := os.ReadFile(testutil.BuildPlugin(b, "./internal/testplugins/legacy"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := e.Load(context.Background(), wasm, plugin.Options{Name: "legacy", Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	defer tp.Shutdown(context.Background())
+	for _, c := range []struct {
+		name string
+		opts server.Options
+	}{
+		{"plain", server.Options{}},
+		{"metrics", server.Options{Metrics: metrics.New("bench")}},
+		{"metrics+tracing", server.Options{Metrics: metrics.New("bench"), TracerProvider: tp}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			opts := c.opts
+			opts.Logger = quietLogger()
+			s, err := server.New(context.Background(), []server.Mount{{Plugin: p}}, &opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			st, ct := mcp.NewInMemoryTransports()
+			ss, err := s.MCP().Connect(context.Background(), st, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ss.Close()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			params := &mcp.CallToolParams{Name: "reverse", Arguments: map[string]any{"text": "abc"}}
+			for b.Loop() {
+				if _, err := cs.CallTool(context.Background(), params); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
