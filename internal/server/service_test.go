@@ -563,6 +563,39 @@ func TestTracing(t *testing.T) {
 	if find("tools/list").Parent.IsValid() {
 		t.Error("tools/list has a parent without traceparent")
 	}
+
+	// Over HTTP, without traceparent in _meta, the HTTP header's is the
+	// parent.
+	srv := httptest.NewServer(s.HTTPHandler(nil))
+	t.Cleanup(srv.Close)
+	const headerTrace, headerParent = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	hc, err := mcp.NewClient(&mcp.Implementation{Name: "trace-test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + server.Path, HTTPClient: &http.Client{Transport: traceHeader("00-" + headerTrace + "-" + headerParent + "-01")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Close()
+	if _, err := hc.CallTool(ctx, &mcp.CallToolParams{Name: "reverse", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, sp := range exp.GetSpans() {
+		if sp.Name == "tools/call reverse" && sp.SpanContext.TraceID().String() == headerTrace && sp.Parent.SpanID().String() == headerParent {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no tools/call span with the HTTP traceparent as its parent")
+	}
+}
+
+// traceHeader sends a traceparent header with every request.
+type traceHeader string
+
+func (h traceHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("traceparent", string(h))
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // TestReplicaSessionIDs: with a replica name, session IDs start with it.
