@@ -225,13 +225,14 @@ func TestAuthorizedSessions(t *testing.T) {
 		if err := s.Reload(ctx, []server.Mount{{Plugin: hello}, {Plugin: notes}}); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case what := <-changed:
-			if what != "tools" {
-				t.Errorf("%s: after a reload, told %s changed", name, what)
+		// (Every list of a reloaded plugin counts as changed.)
+		for told := false; !told; {
+			select {
+			case what := <-changed:
+				told = what == "tools"
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: no tools/list_changed after hello was reloaded", name)
 			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("%s: no tools/list_changed after hello was reloaded", name)
 		}
 
 		// The session is bound to the token that created it: another
