@@ -166,6 +166,11 @@ func TestDeploy(t *testing.T) {
 	if dig(t, dep, "spec", "template", "spec", "volumes", 0, "configMap", "name") != dig(t, m["ConfigMap"], "metadata", "name") {
 		t.Error("the Deployment does not mount the ConfigMap")
 	}
+	// A writable /tmp, where a read-only cache is copied (see
+	// TestServeReadOnlyCacheMiss).
+	if dig(t, c, "volumeMounts", 1, "mountPath") != "/tmp" || dig(t, dep, "spec", "template", "spec", "volumes", 1, "emptyDir") == nil {
+		t.Error("the Deployment has no writable /tmp")
+	}
 
 	// The Dockerfile.
 	df, err := os.ReadFile(filepath.Join(testutil.Root(), "deploy", "Dockerfile"))
@@ -287,4 +292,70 @@ func readOnly(t *testing.T, root string) {
 			return nil
 		})
 	})
+}
+
+// TestServeReadOnlyCacheMiss: a plugin missing from a read-only cache (an
+// image run on a CPU unlike the one that warmed it, or a plugin added
+// since) is compiled anyway, into a temporary copy of the cache, which is
+// removed at the end; the read-only cache is untouched.
+func TestServeReadOnlyCacheMiss(t *testing.T) {
+	root := t.TempDir()
+	cache := filepath.Join(root, "cache")
+	plugins := filepath.Join(root, "plugins")
+	os.MkdirAll(plugins, 0o755)
+	var files []string
+	for _, p := range []string{"hello", "notes"} {
+		b, err := os.ReadFile(testutil.BuildPlugin(t, "./examples/"+p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, filepath.Join(plugins, p+".wasm"))
+		os.WriteFile(files[len(files)-1], b, 0o644)
+	}
+	if out, errOut, code := run(t, "warm", "--cache-dir", cache, files[0]); code != 0 {
+		t.Fatalf("warm: %d %s%s", code, out, errOut)
+	}
+	bin := filepath.Join(root, "hangar")
+	if b, err := os.ReadFile(hangar); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+		t.Fatal(err)
+	}
+	readOnly(t, root)
+	before := snapshot(t, cache)
+	cmd := exec.Command(bin, "serve", "--cache-dir", cache, "--http", "127.0.0.1:0", files[0], files[1])
+	cmd.Env = append(os.Environ(), "HOME=/nonexistent", "XDG_CACHE_HOME=/nonexistent")
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	s := startCmd(t, cmd)
+	copyDir := s.waitLog(t, regexp.MustCompile(`msg="the compilation cache is read-only: serving from a writable copy" cache_dir=\S+ copy=(\S+)`))[1]
+	base := s.waitLog(t, mcpURLRE)[1]
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "ro-cache-test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_note", Arguments: map[string]any{"title": "t", "text": "x"}}); err != nil || res.IsError {
+		t.Errorf("add_note (compiled at start): %v %+v", err, res)
+	}
+	cs.Close()
+	s.stop(t)
+	if after := snapshot(t, cache); after != before {
+		t.Errorf("serve changed the read-only cache:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if _, err := os.Stat(copyDir); err == nil {
+		t.Errorf("the copy %s was not removed", copyDir)
+	}
+
+	// Without a writable temporary directory, the read-only cache serves
+	// the plugins it has, and the log says what to do.
+	cmd = exec.Command(bin, "serve", "--cache-dir", cache, "--http", "127.0.0.1:0", files[0])
+	cmd.Env = append(os.Environ(), "HOME=/nonexistent", "XDG_CACHE_HOME=/nonexistent", "TMPDIR="+plugins)
+	cmd.SysProcAttr = s.cmd.SysProcAttr
+	s = startCmd(t, cmd)
+	s.waitLog(t, regexp.MustCompile(`cannot be copied to a temporary directory: a plugin missing from it will fail to compile; make TMPDIR writable`))
+	s.waitLog(t, mcpURLRE)
+	s.stop(t)
+	if after := snapshot(t, cache); after != before {
+		t.Errorf("serve changed the read-only cache:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
 }

@@ -135,11 +135,11 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	defer sv.close()
 
-	e, err := plugin.NewEngine(f.cacheDir)
+	e, closeEngine, err := newEngine(f.cacheDir, log) // cachedir.go
 	if err != nil {
 		return err
 	}
-	defer e.Close(context.Background())
+	defer closeEngine()
 	start := time.Now()
 	plugins, err := loadPlugins(ctx, e, cfg.Plugins, log)
 	if err != nil {

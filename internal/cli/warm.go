@@ -34,7 +34,9 @@ each into the compilation cache (--cache-dir), and exits.
 Run it when building a container image, with the cache directory inside
 the image: serve then finds every plugin compiled and starts at once, and
 writes nothing to the cache, so the image's file system may be read-only.
-The cache is only valid for the same hangar binary and CPU architecture.`,
+The cache is only valid for the same hangar binary, CPU architecture and
+CPU features; serve copies a cache it cannot write to TMPDIR, so that what
+it lacks can still be compiled.`,
 	flags: func(fs *flag.FlagSet) { new(warmFlags).register(fs) },
 }
 
