@@ -60,17 +60,6 @@ func newEngine(dir string, log *slog.Logger) (*plugin.Engine, func(), error) {
 	return open(tmp, true)
 }
 
-// writable reports whether a file can be created in dir.
-func writable(dir string) bool {
-	f, err := os.CreateTemp(dir, ".hangar-write-test-*")
-	if err != nil {
-		return false
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return true
-}
-
 // copyTree copies the directories and regular files under src into dst.
 func copyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
