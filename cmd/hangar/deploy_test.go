@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"context"
 	"io"
 	"io/fs"
 	"net"
@@ -16,7 +15,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gopkg.in/yaml.v3"
 
 	"github.com/hangar-mcp/hangar/internal/config"
@@ -246,18 +244,9 @@ func TestDeploy(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "deploy-test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authedTransport{token, http.DefaultTransport}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(cs.ID(), "10.1.2.3~") {
+	if cs := addNoteOnce(t, base, token); !strings.HasPrefix(cs.ID(), "10.1.2.3~") {
 		t.Errorf("session ID %q does not name the replica", cs.ID())
 	}
-	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_note", Arguments: map[string]any{"title": "t", "text": "x"}}); err != nil || res.IsError {
-		t.Errorf("add_note: %v %+v", err, res)
-	}
-	cs.Close()
 	s.stop(t)
 	if after := snapshot(t, cacheHome); after != before {
 		t.Errorf("serve changed the image's cache:\nbefore:\n%s\nafter:\n%s", before, after)
@@ -328,16 +317,7 @@ func TestServeReadOnlyCacheMiss(t *testing.T) {
 	}
 	s := startCmd(t, cmd)
 	copyDir := s.waitLog(t, regexp.MustCompile(`msg="the compilation cache is read-only: serving from a writable copy" cache_dir=\S+ copy=(\S+)`))[1]
-	base := s.waitLog(t, mcpURLRE)[1]
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "ro-cache-test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_note", Arguments: map[string]any{"title": "t", "text": "x"}}); err != nil || res.IsError {
-		t.Errorf("add_note (compiled at start): %v %+v", err, res)
-	}
-	cs.Close()
+	addNoteOnce(t, s.waitLog(t, mcpURLRE)[1], "") // notes was compiled at start
 	s.stop(t)
 	if after := snapshot(t, cache); after != before {
 		t.Errorf("serve changed the read-only cache:\nbefore:\n%s\nafter:\n%s", before, after)

@@ -309,9 +309,21 @@ func TestWarm(t *testing.T) {
 	}
 
 	s := runServe(t, nil, "serve", "--config", cfg, "--cache-dir", cache, "--http", "127.0.0.1:0")
-	base := s.waitLog(t, mcpURLRE)[1]
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "warm-test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	addNoteOnce(t, s.waitLog(t, mcpURLRE)[1], "")
+	s.stop(t)
+	// Nothing was compiled again (that would have added entries), and
+	// nothing was written.
+	if after := snapshot(t, cache); after != before {
+		t.Errorf("serve changed the warmed cache:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// addNoteOnce connects to the MCP endpoint at base (with a bearer token, if
+// not ""), adds a note with examples/notes, and disconnects.
+func addNoteOnce(t *testing.T, base, token string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "note-test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authedTransport{token, http.DefaultTransport}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,10 +331,5 @@ func TestWarm(t *testing.T) {
 		t.Errorf("add_note: %v %+v", err, res)
 	}
 	cs.Close()
-	s.stop(t)
-	// Nothing was compiled again (that would have added entries), and
-	// nothing was written.
-	if after := snapshot(t, cache); after != before {
-		t.Errorf("serve changed the warmed cache:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
+	return cs
 }
