@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # Installs what Hangar's tests need beyond Go modules, if it is missing:
-# wat2wasm (Debian package wabt) for the hand-written test plugins, and the
-# npm packages of test/node (Node 22, the official MCP conformance
+# wat2wasm (Debian package wabt) for the hand-written test plugins, nginx
+# (Debian package nginx) for the test of replicas behind a load balancer,
+# and the npm packages of test/node (Node 22, the official MCP conformance
 # suite and the MCP TypeScript SDK). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v wat2wasm >/dev/null 2>&1; then
-	echo "deps: installing wabt (wat2wasm)" >&2
+# Debian packages: wat2wasm (wabt) and nginx. The tests run nginx as an
+# unprivileged process with a configuration of their own; RUNLEVEL=1 keeps
+# the package from starting the system's nginx service.
+apt_missing=""
+command -v wat2wasm >/dev/null 2>&1 || apt_missing="$apt_missing wabt"
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || apt_missing="$apt_missing nginx"
+if [ -n "$apt_missing" ]; then
+	echo "deps: installing$apt_missing" >&2
 	sudo=""
 	[ "$(id -u)" = 0 ] || sudo="sudo"
 	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq wabt >/dev/null
+	# shellcheck disable=SC2086 # one word per package
+	$sudo env RUNLEVEL=1 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $apt_missing >/dev/null
 fi
 
 if ! command -v npm >/dev/null 2>&1; then

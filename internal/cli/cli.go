@@ -31,7 +31,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{serveCmd, inspectCmd, callCmd, newCmd, pullCmd, pushCmd, importCmd, clientConfigCmd, versionCmd}
+	commands = []*command{serveCmd, inspectCmd, callCmd, newCmd, pullCmd, pushCmd, importCmd, warmCmd, clientConfigCmd, versionCmd}
 }
 
 // errUsage reports bad command-line usage; the message has been printed.

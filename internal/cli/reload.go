@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
 )
@@ -49,12 +50,14 @@ func (r running) close(ctx context.Context) {
 // the old one and swaps it in; if anything is wrong, the old set goes on
 // serving and the log says why.
 type reloader struct {
-	path   string          // configuration file
-	extra  []config.Plugin // plugins named on the command line
-	http   config.HTTP     // as served; not changed by a reload
-	engine func() (*plugin.Engine, error)
-	srv    *server.Server
-	log    *slog.Logger
+	path    string          // configuration file
+	extra   []config.Plugin // plugins named on the command line
+	http    config.HTTP     // as served; not changed by a reload
+	service [2]any          // the metrics and tracing sections, as served
+	engine  func() (*plugin.Engine, error)
+	srv     *server.Server
+	log     *slog.Logger
+	metrics *metrics.Metrics // counts reloads
 
 	mu      sync.Mutex
 	current []running
@@ -162,6 +165,7 @@ func (r *reloader) reload(ctx context.Context) error {
 	if err != nil {
 		logErrorLines(r.log, "reload failed; the previous plugins go on serving", err)
 	}
+	r.metrics.Reloaded(err == nil)
 	return err
 }
 
@@ -183,6 +187,9 @@ func (r *reloader) swap(ctx context.Context) error {
 	}
 	if !reflect.DeepEqual(cfg.HTTP, r.http) {
 		r.log.Warn("the http section changed; it takes effect at the next start")
+	}
+	if !reflect.DeepEqual([2]any{cfg.Metrics, cfg.Tracing}, r.service) {
+		r.log.Warn("the metrics or tracing section changed; it takes effect at the next start")
 	}
 	specs := append(cfg.Plugins, r.extra...)
 	if err := uniqueNames(specs); err != nil {

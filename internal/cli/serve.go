@@ -19,6 +19,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/catalog"
 	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
 )
@@ -29,6 +30,7 @@ type serveFlags struct {
 	http    string
 	stdio   bool
 	offline bool
+	replica string
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -37,6 +39,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.http, "http", "", "serve Streamable HTTP on this address (host:port), at path "+server.Path)
 	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout even if the configuration sets http.addr")
 	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in the lock file)")
+	fs.StringVar(&f.replica, "replica", "", "start every session ID with `NAME`"+server.ReplicaSeparator+", so that a load balancer can send a session's requests back to this server (see docs/production.md)")
 }
 
 var serveCmd = &command{
@@ -63,13 +66,24 @@ The transport is stdio unless --http is given or the configuration sets
 http.addr; then it is Streamable HTTP at http://ADDR/mcp (and, if the
 configuration sets http.legacy_sse, the HTTP+SSE transport of protocol
 2024-11-05 for older clients at http://ADDR/sse). The HTTP server
-binds where told (use 127.0.0.1 to stay local), refuses requests whose Host
-is not localhost or listed in http.allowed_hosts, and browser requests whose
-Origin is not on localhost or listed in http.allowed_origins. An MCP
-client that starts hangar itself (a desktop application) speaks stdio: give
-it --stdio, so that a configuration with http.addr serves stdio too ("hangar
-client-config" prints such a client's entry). A request arriving on stdin
-while hangar serves HTTP for http.addr is answered with an error saying so.
+refuses requests whose Host is not localhost or listed in
+http.allowed_hosts, and browser requests whose Origin is not on localhost
+or listed in http.allowed_origins. An MCP client that starts hangar itself
+(a desktop application) speaks stdio: give it --stdio, so that a
+configuration with http.addr serves stdio too ("hangar client-config"
+prints such a client's entry). A request arriving on stdin while hangar
+serves HTTP for http.addr is answered with an error saying so.
+
+Without http.auth in the configuration, HTTP listens only on a loopback
+address (127.0.0.1, [::1], localhost): any other address is refused. With
+http.auth, every request to /mcp needs a bearer token (static tokens from
+http.auth.tokens_file or tokens_env, or OAuth JWTs checked against a JWKS),
+and each session sees and may call only the plugins its token allows.
+http.tls serves HTTPS. /healthz and /readyz answer beside /mcp, and
+/metrics (Prometheus) too, unless metrics.addr moves all three to a
+listener of their own. A tracing section exports OpenTelemetry spans over
+OTLP/HTTP. --replica NAME starts session IDs with NAME~, for a load
+balancer in front of several servers. docs/production.md has the details.
 
 With --config, the configuration is reloaded when the file changes and on
 SIGHUP: the new plugin set is loaded and checked beside the old one, then
@@ -77,7 +91,7 @@ swapped in without dropping sessions (clients are told the lists changed).
 Calls in progress finish on the old plugins; plugins whose configuration
 and module are unchanged keep running as they are. A configuration that
 fails to load or check leaves the old set serving, and the log says why.
-The http section takes effect at the next start. Without --config, SIGHUP
+The http, metrics and tracing sections take effect at the next start. Without --config, SIGHUP
 is ignored (with a warning in the log).
 
 Over HTTP, sessions idle for http.session_idle_timeout are closed, at most
@@ -134,6 +148,11 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	ctx = withOffline(ctx, f.offline)
+	sv, err := newService(ctx, cfg, addr, log) // service.go
+	if err != nil {
+		return err
+	}
+	defer sv.close()
 
 	// The listener comes first: an address in use fails now, before any
 	// plugin loads.
@@ -146,26 +165,29 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		defer plugin.ProtectAddr(ln.Addr())() // plugins never reach Hangar's own server, from their start on
 	}
 
-	if f.cacheDir != "" {
+	cacheDir, removeCopy := servingCacheDir(f.cacheDir, log) // cachedir.go
+	if cacheDir != "" {
 		// The engine opens in the background (startup.go); a cache
 		// directory that cannot be made fails the start now.
-		if err := os.MkdirAll(f.cacheDir, 0o700); err != nil {
+		if err := os.MkdirAll(cacheDir, 0o700); err != nil {
+			removeCopy()
 			return fmt.Errorf("creating compilation cache: %w", err)
 		}
 	}
-	engine := openEngine(f.cacheDir)
+	engine := openEngine(cacheDir)
 	var bgs []*background
 	defer func() {
 		// A compilation still running uses the engine's cache: leave it
 		// to the exit.
 		if e, err := engine(); err == nil && backgroundDone(bgs, time.Second) {
 			e.Close(context.Background())
+			removeCopy()
 		}
 	}()
 	start := time.Now()
 	// Plugins are listed first and compiled in the background (startup.go).
 	prog := newProgress(log, logOut, len(cfg.Plugins), isTerminal(env.Stderr) && log.Enabled(ctx, slog.LevelInfo))
-	st := &starter{engine: engine, cacheDir: f.cacheDir, store: catalog.Open(f.cacheDir), log: log, progress: prog}
+	st := &starter{engine: engine, cacheDir: cacheDir, store: catalog.Open(cacheDir), log: log, progress: prog}
 	if bgs, err = st.start(ctx, cfg.Plugins); err != nil {
 		return err
 	}
@@ -173,7 +195,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	for i, b := range bgs {
 		ms[i] = server.Mount{Loading: b.loading, Prefix: b.spec.Prefix}
 	}
-	srv, err := server.New(ctx, ms, &server.Options{Logger: log, Version: version()})
+	sopts := &server.Options{Logger: log, Version: version()}
+	sv.serverOptions(sopts, f.replica)
+	srv, err := server.New(ctx, ms, sopts)
 	if err != nil {
 		for _, b := range bgs {
 			b.close(context.Background())
@@ -181,10 +205,11 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		prog.close()
 		return err
 	}
+	sv.readiness = srv.Readiness // for /readyz
 	log.Info("plugins listed; serving", "count", len(bgs), "elapsed", time.Since(start).Round(time.Millisecond))
 	go whenLoaded(ctx, bgs, start, prog, log)
 
-	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, engine: engine, srv: srv, log: log}
+	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [2]any{cfg.Metrics, cfg.Tracing}, engine: engine, srv: srv, log: log, metrics: sv.metrics}
 	for _, b := range bgs {
 		r.current = append(r.current, running{spec: b.spec, digest: moduleDigest(b.spec), bg: b})
 	}
@@ -195,13 +220,17 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		go ignoreHangup(ctx, log)
 	}
 
+	if err := sv.startOps(); err != nil {
+		return err
+	}
 	if ln == nil {
+		defer sv.metrics.SessionOpened(metrics.TransportStdio)()
 		return serveStdio(ctx, srv, cfg.HTTP.DrainTimeout, log)
 	}
 	if f.http == "" { // http.addr of the configuration: a stdio client may not know
 		go answerStdin(env.Stdin, env.Stdout, log, ln.Addr().String(), f.config)
 	}
-	return serveHTTP(ctx, srv, ln, cfg.HTTP, log)
+	return serveHTTP(ctx, srv, ln, cfg.HTTP, sv, log)
 }
 
 // serveStdio serves srv on stdin and stdout until the client leaves or ctx
@@ -270,18 +299,21 @@ func connectionCap(hc config.HTTP) int {
 	return connectionLimit()
 }
 
-func serveHTTP(ctx context.Context, srv *server.Server, ln net.Listener, hc config.HTTP, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *server.Server, ln net.Listener, hc config.HTTP, sv *service, log *slog.Logger) error {
 	conns := connectionCap(hc)
+	hopts := &server.HTTPOptions{
+		AllowedOrigins: hc.AllowedOrigins,
+		AllowedHosts:   hc.AllowedHosts,
+		LegacySSE:      hc.LegacySSE,
+		SessionTimeout: hc.SessionIdleTimeout,
+		MaxSessions:    hc.MaxSessions,
+		ReadTimeout:    hc.ReadTimeout,
+		WriteTimeout:   hc.WriteTimeout,
+	}
+	sv.httpOptions(hopts) // auth, readiness, metrics: service.go
 	hs := &http.Server{
-		Handler: srv.HTTPHandler(&server.HTTPOptions{
-			AllowedOrigins: hc.AllowedOrigins,
-			AllowedHosts:   hc.AllowedHosts,
-			LegacySSE:      hc.LegacySSE,
-			SessionTimeout: hc.SessionIdleTimeout,
-			MaxSessions:    hc.MaxSessions,
-			ReadTimeout:    hc.ReadTimeout,
-			WriteTimeout:   hc.WriteTimeout,
-		}),
+		Handler:   srv.HTTPHandler(hopts),
+		TLSConfig: sv.tls,
 		// The body's read timeout is the handler's (server.HTTPOptions): the
 		// server's ReadTimeout would also cut off the detection of clients
 		// that go away during a long call.
@@ -289,10 +321,18 @@ func serveHTTP(ctx context.Context, srv *server.Server, ln net.Listener, hc conf
 		IdleTimeout:       hc.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+server.Path,
+	url := sv.scheme() + "://" + ln.Addr().String() + server.Path
+	log.Info("serving MCP over Streamable HTTP", "url", url,
 		"max_connections", conns, "max_sessions", hc.MaxSessions)
+	sv.logAccess(url)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if sv.tls != nil {
+			errc <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err

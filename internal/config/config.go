@@ -46,6 +46,8 @@ const (
 // read-only once returned.
 type Config struct {
 	HTTP    HTTP
+	Metrics Metrics
+	Tracing *Tracing // nil: tracing is off
 	Plugins []Plugin // in file order; nil when the file lists none
 }
 
@@ -68,6 +70,9 @@ type HTTP struct {
 	WriteTimeout       time.Duration // a write to a client that takes none of it for this long fails
 	IdleTimeout        time.Duration // a keep-alive connection with no request for this long is closed
 	DrainTimeout       time.Duration // on stop, how long calls in progress may go on
+
+	TLS  *TLS  // nil: plain HTTP
+	Auth *Auth // nil: no authentication, and then Addr must be a loopback address
 }
 
 // Remote reports whether a plugin of the configuration has a remote source

@@ -22,6 +22,8 @@ func testEnv(name string) (string, bool) {
 	switch name {
 	case "HANGAR_API_KEY":
 		return "k-123", true
+	case "HANGAR_TOKENS":
+		return "- {id: env-bot, token: 0123456789abcdef0123456789abcdef, plugins: [hello]}\n", true
 	case "EMPTY":
 		return "", true
 	case "DOLLAR":
@@ -72,26 +74,7 @@ func TestFullExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse:\n%v", err)
 	}
-	got, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	quoted, _ := json.Marshal(dir) // the directory as it appears in JSON
-	got = bytes.ReplaceAll(got, bytes.Trim(quoted, `"`), []byte("$TESTDATA"))
-	got = append(got, '\n')
-	const golden = "testdata/full.golden.json"
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("decoded full.yaml differs from %s (go test -update rewrites it):\n%s", golden, got)
-	}
+	checkGolden(t, cfg, dir, "testdata/full.golden.json")
 
 	// Spot checks, so the golden file cannot silently hold wrong values.
 	w := cfg.Plugins[len(cfg.Plugins)-1]
@@ -111,6 +94,31 @@ func TestFullExample(t *testing.T) {
 	}
 	if cfg.Plugins[0].Limits != DefaultLimits() {
 		t.Errorf("hello limits = %+v, want defaults", cfg.Plugins[0].Limits)
+	}
+}
+
+// checkGolden compares cfg, as JSON with dir written $TESTDATA, with the
+// golden file (which go test -update rewrites).
+func checkGolden(t *testing.T, cfg *Config, dir, golden string) {
+	t.Helper()
+	got, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted, _ := json.Marshal(dir) // the directory as it appears in JSON
+	got = bytes.ReplaceAll(got, bytes.Trim(quoted, `"`), []byte("$TESTDATA"))
+	got = append(got, '\n')
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("decoded configuration differs from %s (go test -update rewrites it):\n%s", golden, got)
 	}
 }
 

@@ -149,16 +149,44 @@ func (d *decoder) err() error {
 // decode parses data and returns the configuration; check d.err after.
 func (d *decoder) decode(data []byte) *Config {
 	cfg := &Config{HTTP: DefaultHTTP()}
+	root := d.document(data)
+	if root == nil {
+		return cfg
+	}
+	if root.Kind != yaml.MappingNode {
+		d.errorf(root, "", "the top level must be a mapping with the keys http, metrics, tracing and plugins, got %s", describe(root))
+		return cfg
+	}
+	f := d.mapping(root, "", []string{"http", "metrics", "tracing", "plugins"}, rootHints)
+	if e, ok := f["http"]; ok {
+		cfg.HTTP = d.http(e.val, "http")
+	}
+	if e, ok := f["metrics"]; ok {
+		cfg.Metrics = d.metrics(e.val, "metrics")
+	}
+	if e, ok := f["tracing"]; ok {
+		cfg.Tracing = d.tracing(e.val, "tracing")
+	}
+	if e, ok := f["plugins"]; ok {
+		cfg.Plugins = d.plugins(e.val, "plugins")
+	}
+	return cfg
+}
+
+// document parses data as one YAML document and returns its root node, or
+// nil when the document is empty or cannot be read (the problems are
+// recorded).
+func (d *decoder) document(data []byte) *yaml.Node {
 	if bytes.HasPrefix(data, []byte("\x00asm")) {
 		d.errorf(nil, "", "this is a WebAssembly module, not a configuration file")
-		return cfg
+		return nil
 	}
 	if len(data) > MaxFileSize {
 		d.errorf(nil, "", "the file has %d bytes; a configuration file may have at most %d", len(data), MaxFileSize)
-		return cfg
+		return nil
 	}
 	if !d.checkText(data) {
-		return cfg
+		return nil
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -166,7 +194,7 @@ func (d *decoder) decode(data []byte) *Config {
 		if err != io.EOF { // io.EOF: empty, or only comments
 			d.syntaxError(data, err)
 		}
-		return cfg
+		return nil
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
@@ -176,24 +204,13 @@ func (d *decoder) decode(data []byte) *Config {
 		d.syntaxError(data, err)
 	}
 	if len(doc.Content) == 0 || !d.checkAliases(&doc) {
-		return cfg
+		return nil
 	}
 	root := resolve(doc.Content[0])
 	if isNull(root) {
-		return cfg
+		return nil
 	}
-	if root.Kind != yaml.MappingNode {
-		d.errorf(root, "", "the top level must be a mapping with the keys http and plugins, got %s", describe(root))
-		return cfg
-	}
-	f := d.mapping(root, "", []string{"http", "plugins"}, rootHints)
-	if e, ok := f["http"]; ok {
-		cfg.HTTP = d.http(e.val, "http")
-	}
-	if e, ok := f["plugins"]; ok {
-		cfg.Plugins = d.plugins(e.val, "plugins")
-	}
-	return cfg
+	return root
 }
 
 // checkText reports the first byte sequence the YAML reader would refuse,

@@ -52,9 +52,10 @@
 //
 // # Top level
 //
-// The top level is a mapping with two optional keys, http and plugins. An
-// empty file, or one holding only comments, is valid: it configures a server
-// with no plugins. So is a file whose plugins list is empty or missing.
+// The top level is a mapping with four optional keys, http, metrics,
+// tracing and plugins. An empty file, or one holding only comments, is
+// valid: it configures a server with no plugins. So is a file whose plugins
+// list is empty or missing.
 //
 // # http
 //
@@ -65,7 +66,10 @@
 //     port 0 picks a free port. Not set (or ""): HTTP.Addr is empty, and the
 //     command line decides the transport; hangar serve then uses stdio unless
 //     given --http. [DefaultHTTPAddr], 127.0.0.1:8080, is the address for
-//     HTTP requested without one.
+//     HTTP requested without one. Without auth, the address must be a
+//     loopback one (localhost, 127.0.0.0/8, [::1]; see [IsLoopback]): an
+//     address other machines can reach, including an empty host, is an
+//     error.
 //   - allowed_origins: browser origins allowed to connect, written
 //     scheme://host[:port] with no path and no trailing slash. "*" is
 //     rejected. Values are lower-cased and the default port (80 for http,
@@ -105,6 +109,66 @@
 //     go on. Those still running then are cancelled and answered with a
 //     JSON-RPC error; requests that arrive meanwhile get an error (HTTP 503
 //     for a new session). Default 10s.
+//   - tls: serve HTTPS; a mapping with cert and key (both required), PEM
+//     files relative to the configuration file's directory that must exist
+//     and not be directories. Default: none (plain HTTP).
+//   - auth: require a bearer token of every request to /mcp, each allowing
+//     a set of plugins; see Authentication below. Default: none, and then
+//     addr must be a loopback address. It cannot be combined with
+//     legacy_sse.
+//
+// # Authentication
+//
+// http.auth is a mapping with at least one of:
+//
+//   - tokens_file: a file, relative to the configuration file's directory,
+//     holding static bearer tokens (below).
+//   - tokens_env: the name of an environment variable holding the same
+//     YAML; it must be set.
+//   - oauth: OAuth 2.1 resource-server mode (below).
+//
+// A tokens file is a YAML list; each item is a mapping with id (1 to 64
+// letters, digits, ".", "_" and "-", unique across the file and the
+// variable), either token (the token itself, at least [MinTokenLength]
+// characters without spaces) or sha256 (the token's SHA-256, 64 hex
+// digits), and plugins (a non-empty list of plugin names, or "*" for every
+// plugin). It is decoded as strictly as the configuration, and its problems
+// are reported with its name ("$NAME" for the variable), line and column.
+// Only each token's SHA-256 is kept, in [Token].
+//
+// oauth accepts JWT access tokens signed by a key of an authorization
+// server's JWKS:
+//
+//   - issuer (required): the iss every token must carry; an https URL, or
+//     http to a loopback host (as for every URL here).
+//   - resource (required): this server's canonical URL, as the
+//     protected-resource metadata states it.
+//   - audience: an aud every token must carry. Default: resource.
+//   - jwks_url or jwks_file (exactly one): where the signing keys are; a
+//     file relative to the configuration file's directory.
+//   - authorization_servers: listed in the metadata. Default: [issuer].
+//   - scopes_supported: listed in the metadata. Default: none.
+//   - plugins: plugins every valid token may use, besides those its scopes
+//     name ("plugin:NAME", "plugin:*"). Default: none.
+//
+// # metrics
+//
+//   - addr: serve /metrics, /healthz and /readyz on this address (host:port,
+//     as http.addr), without authentication, and no longer /metrics beside
+//     /mcp. Default: none; they are served beside /mcp when HTTP is.
+//
+// # tracing
+//
+// Tracing is off unless the file has a tracing section.
+//
+//   - endpoint (required): the OTLP/HTTP traces URL of a collector, http or
+//     https, such as http://127.0.0.1:4318/v1/traces; no credentials in it.
+//   - headers: a mapping of header names to values sent with every export;
+//     ${NAME} is expanded as in grants.env.
+//   - sample_ratio: the share of traces started in Hangar that are
+//     sampled, 0 to 1. Default 1. A request's traceparent decides for its
+//     own trace.
+//   - service_name: the service.name of the spans. Default "hangar".
 //
 // # plugins
 //

@@ -36,15 +36,15 @@ func TestErrors(t *testing.T) {
 		{"two documents", "plugins: []\n---\nplugins: []\n", []string{
 			"test.yaml:2:1: a configuration file holds one YAML document; remove the second document and its \"---\" separator"}},
 		{"top level list", "- name: a\n", []string{
-			"test.yaml:1:1: the top level must be a mapping with the keys http and plugins, got a list"}},
+			"test.yaml:1:1: the top level must be a mapping with the keys http, metrics, tracing and plugins, got a list"}},
 		{"top level scalar", "hangar\n", []string{
-			`test.yaml:1:1: the top level must be a mapping with the keys http and plugins, got the string "hangar"`}},
+			`test.yaml:1:1: the top level must be a mapping with the keys http, metrics, tracing and plugins, got the string "hangar"`}},
 
 		// Unknown keys.
 		{"unknown top-level key with suggestion", "plugin: []\n", []string{
 			`test.yaml:1:1: unknown key "plugin"; did you mean "plugins"?`}},
 		{"unknown key without suggestion", "version: 2\n", []string{
-			`test.yaml:1:1: unknown key "version"; known keys are http, plugins`}},
+			`test.yaml:1:1: unknown key "version"; known keys are http, metrics, tracing, plugins`}},
 		{"plugin key at top level", "name: a\n", []string{
 			`test.yaml:1:1: unknown key "name" (plugin settings belong in an item of the plugins list)`}},
 		{"http key at top level", "addr: :80\n", []string{
@@ -68,7 +68,7 @@ func TestErrors(t *testing.T) {
 		{"duplicate plugin key", head + "    name: b\n", []string{
 			`test.yaml:4:5: plugins[0]: duplicate key "name" (first on line 2)`}},
 		{"duplicate unknown key", "x: 1\nx: 2\n", []string{
-			`test.yaml:1:1: unknown key "x"; known keys are http, plugins`,
+			`test.yaml:1:1: unknown key "x"; known keys are http, metrics, tracing, plugins`,
 			`test.yaml:2:1: duplicate key "x" (first on line 1)`}},
 		{"duplicate config key", head + "    config:\n      k: 1\n      k: 2\n", []string{
 			`test.yaml:6:7: plugins[0].config: duplicate key "k" (first on line 5)`}},
@@ -170,7 +170,7 @@ func TestErrors(t *testing.T) {
 			`test.yaml:3:20: http.max_connections: must be between 0 and 1000000, got -1`,
 			`test.yaml:4:18: http.write_timeout: must be greater than 0, got 0s`,
 			`test.yaml:5:18: http.drain_timeout: expected a duration with a unit, such as "30s" or "10m", got the integer 10`,
-			`test.yaml:6:3: http: unknown key "session_timeout"; known keys are addr, allowed_origins, allowed_hosts, legacy_sse, session_idle_timeout, max_sessions, max_connections, read_header_timeout, read_timeout, write_timeout, idle_timeout, drain_timeout`}},
+			`test.yaml:6:3: http: unknown key "session_timeout"; known keys are addr, allowed_origins, allowed_hosts, legacy_sse, session_idle_timeout, max_sessions, max_connections, read_header_timeout, read_timeout, write_timeout, idle_timeout, drain_timeout, tls, auth`}},
 		{"addr", "http:\n  addr: localhost\n", []string{
 			`test.yaml:2:9: http.addr: invalid address "localhost": want host:port, such as 127.0.0.1:8080 or :8080`}},
 		{"addr port", "http:\n  addr: \"localhost:http\"\n", []string{
@@ -281,7 +281,7 @@ func TestErrorFiles(t *testing.T) {
 			`testdata/bad.json:10:15: plugins[1].name: duplicate plugin name "hello" (first used on line 4)`,
 			`testdata/bad.json:12:17: plugins[1].prefix: invalid prefix "1x": use 1 to 32 letters, digits, "." and "-", starting with a letter`,
 			`testdata/bad.json:13:7: plugins[1]: duplicate key "prefix" (first on line 12)`,
-			`testdata/bad.json:16:3: unknown key "extra"; known keys are http, plugins`,
+			`testdata/bad.json:16:3: unknown key "extra"; known keys are http, metrics, tracing, plugins`,
 		}},
 	} {
 		data, err := os.ReadFile(tc.file)

@@ -21,7 +21,7 @@ var (
 
 // Keys of each mapping, in documentation order (used in messages).
 var (
-	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout"}
+	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout", "tls", "auth"}
 	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants"}
 	limitKeys  = []string{"memory", "call_timeout", "host_timeout", "max_instances", "max_output"}
 	grantKeys  = []string{"allowed_hosts", "allowed_paths", "env"}
@@ -103,6 +103,7 @@ func (d *decoder) http(n *yaml.Node, p string) HTTP {
 	if e, ok := f["legacy_sse"]; ok {
 		h.LegacySSE, _ = d.boolean(e.val, join(p, "legacy_sse"))
 	}
+	d.service(f, p, &h) // tls and auth (service.go)
 	return h
 }
 
@@ -283,23 +284,8 @@ func (d *decoder) grants(n *yaml.Node, p string) Grants {
 				delete(vals, k)
 				continue
 			}
-			var missing []string // variables unset or holding the placeholder
-			v, problems := expandEnv(vals[k], func(name string) (string, bool) {
-				v, ok := d.getenv(name)
-				if !ok || v == EnvPlaceholder(name) {
-					missing = append(missing, name)
-				}
-				return v, ok
-			})
-			for _, pr := range problems {
-				d.errorf(nodes[k].val, join(pp, k), "%s", pr)
-				for _, m := range missing {
-					if pr == unsetProblem(m) || pr == placeholderProblem(m) {
-						d.errs[len(d.errs)-1].EnvVar = m
-					}
-				}
-			}
-			if len(problems) > 0 {
+			v, ok := d.expand(vals[k], nodes[k].val, join(pp, k))
+			if !ok {
 				delete(vals, k)
 				continue
 			}
@@ -315,6 +301,28 @@ func (d *decoder) grants(n *yaml.Node, p string) Grants {
 		}
 	}
 	return g
+}
+
+// expand replaces the ${NAME} references in a value (see expandEnv),
+// reporting each problem at n.
+func (d *decoder) expand(val string, n *yaml.Node, p string) (string, bool) {
+	var missing []string // variables unset or holding the placeholder
+	v, problems := expandEnv(val, func(name string) (string, bool) {
+		v, ok := d.getenv(name)
+		if !ok || v == EnvPlaceholder(name) {
+			missing = append(missing, name)
+		}
+		return v, ok
+	})
+	for _, pr := range problems {
+		d.errorf(n, p, "%s", pr)
+		for _, m := range missing {
+			if pr == unsetProblem(m) || pr == placeholderProblem(m) {
+				d.errs[len(d.errs)-1].EnvVar = m
+			}
+		}
+	}
+	return v, len(problems) == 0
 }
 
 func (d *decoder) mounts(n *yaml.Node, p string) []Mount {

@@ -80,12 +80,18 @@ func checkCompiledCache(dir string) *cacheSums {
 			removed++
 		}
 	})
+	changed := removed > 0
 	for rel := range c.sums {
 		if !seen[rel] {
 			delete(c.sums, rel)
+			changed = true
 		}
 	}
-	c.save(false)
+	if changed {
+		// An unchanged record is not written again: a cache warmed at build
+		// time (hangar warm) may be on a read-only file system.
+		c.save(false)
+	}
 	if removed > 0 {
 		slog.Default().Warn("compilation cache: removed entries that failed their checksum or were not recorded; their modules compile again",
 			"dir", dir, "removed", removed)

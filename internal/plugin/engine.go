@@ -182,7 +182,8 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 		p.closeRoots()
 		return nil, fmt.Errorf("compiling plugin %s: %w", opts.Name, err)
 	}
-	p.log.Debug("compiled", "elapsed", time.Since(start))
+	p.compileTime = time.Since(start)
+	p.log.Debug("compiled", "elapsed", p.compileTime)
 	e.sums.record()
 
 	mc := wazero.NewModuleConfig().

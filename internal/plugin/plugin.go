@@ -31,6 +31,8 @@ type Plugin struct {
 
 	roots     []*os.Root // the granted directories, closed after the module
 	closeOnce sync.Once
+
+	compileTime time.Duration // how long Load spent compiling (see stats.go)
 }
 
 // SetEvents directs the plugin's lists, read again after it reported a

@@ -36,6 +36,12 @@ func (m *mount) toolHandler(t *toolEntry) mcp.ToolHandler {
 	name, schema := t.tool.Name, t.schema
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer m.srv.recovered("tools/call", &err)
+		ctx, obs, err := m.srv.enter(ctx, m, "tools/call", name, req.Extra, unknownTool(req.Params.Name)) // observe.go
+		if err != nil {
+			return nil, err
+		}
+		var failure error
+		defer func() { obs.end(failure) }()
 		args := req.Params.Arguments
 		schema := schema
 		if t.expected {
@@ -48,14 +54,17 @@ func (m *mount) toolHandler(t *toolEntry) mcp.ToolHandler {
 			}
 		}
 		if msg := validateArguments(schema, args); msg != "" {
+			failure = errInvalidArguments
 			return errorResult("invalid arguments for tool %q: %s", req.Params.Name, msg), nil
 		}
 		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
 		if err != nil {
+			failure = err
 			return nil, err
 		}
 		defer end()
 		res, err = onCurrent(ctx, m, func(p *plugin.Plugin, m *mount) (*mcp.CallToolResult, error) { return p.CallTool(ctx, c, name, args) })
+		failure = err
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, cancelled(ctx)
@@ -118,14 +127,22 @@ func (m *mount) resourceHandler() mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
 		defer m.srv.recovered("resources/read", &err)
 		uri := req.Params.URI
+		ctx, obs, err := m.srv.enter(ctx, m, "resources/read", "", req.Extra, mcp.ResourceNotFoundError(uri)) // observe.go
+		if err != nil {
+			return nil, err
+		}
+		var failure error
+		defer func() { obs.end(failure) }()
 		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
 		if err != nil {
+			failure = err
 			return nil, err
 		}
 		defer end()
 		res, err = onCurrent(ctx, m, func(p *plugin.Plugin, m *mount) (*mcp.ReadResourceResult, error) {
 			return p.ReadResource(ctx, c, m.pluginURI(uri))
 		})
+		failure = err
 		if err != nil {
 			return nil, requestError(err)
 		}
@@ -142,14 +159,22 @@ func (m *mount) resourceHandler() mcp.ResourceHandler {
 func (m *mount) promptHandler(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (res *mcp.GetPromptResult, err error) {
 		defer m.srv.recovered("prompts/get", &err)
+		ctx, obs, err := m.srv.enter(ctx, m, "prompts/get", name, req.Extra, unknownPrompt(req.Params.Name)) // observe.go
+		if err != nil {
+			return nil, err
+		}
+		var failure error
+		defer func() { obs.end(failure) }()
 		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
 		if err != nil {
+			failure = err
 			return nil, err
 		}
 		defer end()
 		res, err = onCurrent(ctx, m, func(p *plugin.Plugin, m *mount) (*mcp.GetPromptResult, error) {
 			return p.GetPrompt(ctx, c, name, req.Params.Arguments)
 		})
+		failure = err
 		if err != nil {
 			return nil, requestError(err)
 		}
@@ -242,12 +267,23 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *m
 		}
 	}
 	s.mu.Unlock()
+	unknown := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown %s %q", ref.Type, ref.Name+ref.URI)}
 	if m == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown %s %q", ref.Type, ref.Name+ref.URI)}
+		return nil, unknown
+	}
+	if !allows(req.Extra, m) { // observe.go
+		return nil, unknown
 	}
 	params.Ref = &r
+	ctx, obs, err := s.enter(ctx, m, "completion/complete", "", req.Extra, unknown)
+	if err != nil {
+		return nil, err
+	}
+	var failure error
+	defer func() { obs.end(failure) }()
 	ctx, c, end, err := s.begin(ctx, req.Session, req.Extra, req.Params.Meta)
 	if err != nil {
+		failure = err
 		return nil, err
 	}
 	defer end()
@@ -257,6 +293,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *m
 		}
 		return p.Complete(ctx, c, &params)
 	})
+	failure = err
 	if err != nil {
 		return nil, requestError(err)
 	}
@@ -269,9 +306,12 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) (err 
 	defer s.recovered("resources/subscribe", &err)
 	uri := req.Params.URI
 	s.mu.Lock()
-	_, ok := s.resources[uri]
+	m := s.resources[uri]
 	s.mu.Unlock()
-	if ok || s.matchesTemplate(uri) {
+	if m == nil {
+		m = s.templateOwner(uri)
+	}
+	if m != nil && allows(req.Extra, m) {
 		return nil
 	}
 	return mcp.ResourceNotFoundError(uri)
@@ -286,7 +326,7 @@ func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChanged
 	mounts := s.mounts
 	s.mu.Unlock()
 	for _, m := range mounts {
-		if m.Loading == nil && !m.Plugin.Has("on_roots_list_changed") {
+		if (m.Loading == nil && !m.Plugin.Has("on_roots_list_changed")) || !allows(req.Extra, m) {
 			continue
 		}
 		// The notification's context ends when the handler returns; the

@@ -8,7 +8,11 @@ import (
 	"strings"
 	"time"
 
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/auth"
+	"github.com/hangar-mcp/hangar/internal/metrics"
 )
 
 // HTTPOptions configure the HTTP transports. A nil *HTTPOptions means
@@ -37,8 +41,22 @@ type HTTPOptions struct {
 	WriteTimeout time.Duration
 	// LegacySSE also serves the HTTP+SSE transport of protocol version
 	// 2024-11-05 at [SSEPath], for clients that predate Streamable HTTP. An
-	// HTTP+SSE session lasts as long as its event stream.
+	// HTTP+SSE session lasts as long as its event stream. It is ignored when
+	// Auth is set: that transport cannot bind a session to its token.
 	LegacySSE bool
+
+	// Auth, if set, requires a bearer token of every MCP request; each
+	// session sees, and may call, only the plugins its token allows, and is
+	// bound to the token's identity. Its protected-resource metadata, if
+	// any, is served too.
+	Auth *auth.Authenticator
+	// Readiness reports whether every plugin is loaded, and names those that
+	// are not, with why; served at [ReadyPath]. Nil means ready.
+	Readiness func() (ready bool, notReady map[string]string)
+	// Metrics, if set, is served at [MetricsPath], behind the same Host and
+	// Origin checks as MCP and, with Auth, only to tokens allowed every
+	// plugin (the metrics name every plugin and tool).
+	Metrics http.Handler
 }
 
 // Path is where the HTTP handler serves MCP.
@@ -54,7 +72,9 @@ const SSEPath = "/sse"
 // HTTPHandler serves the server over Streamable HTTP at [Path], with
 // sessions, resumable streams, and Host and Origin checks; with
 // [HTTPOptions.LegacySSE], also over HTTP+SSE at [SSEPath], with the same
-// checks. Other paths answer 404.
+// checks. [HealthPath] and [ReadyPath] are served to anyone (with Auth,
+// /readyz counts the plugins that are not ready without naming them), and
+// [MetricsPath] when [HTTPOptions.Metrics] is set. Other paths answer 404.
 //
 // A session's calls are cancelled when it is deleted or expires, and a
 // call is cancelled when the connection of the request that carried it is
@@ -73,15 +93,56 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		DisableLocalhostProtection: true,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(Path, guard(s.bounded(h, o), o))
+	authn := func(h http.Handler) http.Handler { return h }
+	if o.Auth != nil {
+		authn = o.Auth.Middleware
+		if paths, md := o.Auth.Metadata(); md != nil {
+			for _, p := range paths {
+				mux.Handle(p, md)
+			}
+		}
+		if o.LegacySSE {
+			s.log.Warn("legacy_sse is off: the HTTP+SSE transport cannot bind a session to its token")
+			o.LegacySSE = false
+		}
+	}
+	mux.Handle(Path, guard(authn(s.bounded(h, o)), o))
 	if o.LegacySSE {
 		sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.SSEOptions{
 			// guard checks Host on every address, as for Path.
 			DisableLocalhostProtection: true,
 		})
-		mux.Handle(SSEPath, guard(sse, o))
+		mux.Handle(SSEPath, guard(s.countSSE(sse), o))
+	}
+	mux.Handle(HealthPath, HealthHandler())
+	mux.Handle(ReadyPath, ReadyHandler(o.Readiness, o.Auth == nil))
+	if o.Metrics != nil {
+		mux.Handle(MetricsPath, guard(authn(requireAllPlugins(o.Metrics)), o))
 	}
 	return mux
+}
+
+// countSSE counts the sessions of the HTTP+SSE transport: each lasts as
+// long as the GET that opened its event stream.
+func (s *Server) countSSE(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			defer s.metrics.SessionOpened(metrics.TransportSSE)()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireAllPlugins refuses, with 403, a caller whose token does not allow
+// every plugin.
+func requireAllPlugins(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ti := sdkauth.TokenInfoFromContext(r.Context()); ti != nil && !auth.GrantOf(ti).All() {
+			http.Error(w, "Forbidden: the metrics are for tokens allowed every plugin", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // guard refuses requests whose Host or Origin is not allowed.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/hangar-mcp/hangar/internal/metrics"
 )
 
 const sessionIDHeader = "Mcp-Session-Id"
@@ -87,8 +89,10 @@ func (s *Server) watchSession(id string, done func()) {
 	if id != "" {
 		for ss := range s.mcp.Sessions() {
 			if ss.ID() == id {
+				closed := s.metrics.SessionOpened(metrics.TransportStreamableHTTP)
 				go func() {
 					ss.Wait()
+					closed()
 					done()
 				}()
 				return

@@ -222,6 +222,15 @@ func (m *mount) plugin(ctx context.Context) (*plugin.Plugin, error) {
 	return m.Loading.wait(ctx)
 }
 
+// loadedPlugin returns the mount's plugin without waiting: nil while it is
+// still loading, or if it failed to load.
+func (m *mount) loadedPlugin() *plugin.Plugin {
+	if m.Loading == nil {
+		return m.Plugin
+	}
+	return m.Loading.Plugin()
+}
+
 // isRetired reports whether a reload replaced m.
 func (m *mount) isRetired() bool {
 	m.srv.mu.Lock()

@@ -25,15 +25,19 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 )
 
@@ -62,7 +66,24 @@ type Options struct {
 	// PageSize is the number of items a list answer holds; zero means the
 	// SDK default.
 	PageSize int
+	// Metrics, if set, records requests, plugin calls, sessions and the
+	// plugins' state.
+	Metrics *metrics.Metrics
+	// TracerProvider, if set, gets a span for each MCP request and each
+	// plugin call. Nil means no tracing.
+	TracerProvider trace.TracerProvider
+	// Replica, if set, starts every session ID (then Replica~RANDOM), so
+	// that a load balancer in front of several servers can send a session's
+	// requests to the server that created it. 1 to 63 letters, digits, ".",
+	// "_" and "-", starting with a letter or digit.
+	Replica string
 }
+
+// ReplicaRE is the syntax of Options.Replica.
+var ReplicaRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// ReplicaSeparator ends the replica's name at the start of a session ID.
+const ReplicaSeparator = "~"
 
 // Server is an MCP server over a fixed set of plugins.
 type Server struct {
@@ -70,6 +91,10 @@ type Server struct {
 	log    *slog.Logger
 	mounts []*mount
 	calls  *tracker // calls in progress
+
+	metrics *metrics.Metrics // nil: none
+	tracer  trace.Tracer
+	grants  sync.Map // *mcp.ServerSession -> *grantView, for sessions allowed some plugins (observe.go)
 
 	installMu sync.Mutex // serializes installing plugin sets
 
@@ -102,12 +127,20 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{log: o.Logger, calls: newTracker()}
+	if o.Replica != "" && !ReplicaRE.MatchString(o.Replica) {
+		return nil, fmt.Errorf("invalid replica name %q: use 1 to 63 letters, digits, \".\", \"_\" and \"-\", starting with a letter or digit", o.Replica)
+	}
+	s := &Server{log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider)}
 	ms, catalogs, err := s.prepare(ctx, mounts)
 	if err != nil {
 		return nil, err
 	}
+	var sessionID func() string // nil: the SDK's
+	if o.Replica != "" {
+		sessionID = func() string { return o.Replica + ReplicaSeparator + rand.Text() }
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
+		GetSessionID:              sessionID,
 		Logger:                    sdkLogger(o.Logger), // per-session records at debug
 		SupportedProtocolVersions: sessionProtocolVersions(),
 		PageSize:                  o.PageSize,
@@ -119,6 +152,9 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	})
 	s.mcp.AddReceivingMiddleware(adaptResults)
 	s.mcp.AddSendingMiddleware(adaptRequests)
+	s.mcp.AddReceivingMiddleware(s.observeRequests) // observe.go
+	s.mcp.AddSendingMiddleware(s.hideListChanges)
+	s.metrics.SetPlugins(s.pluginStats)
 	s.install(ms, catalogs)
 	return s, nil
 }

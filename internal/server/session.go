@@ -94,17 +94,17 @@ func (h *sessionHost) flush() {
 	}
 }
 
-// matchesTemplate reports whether uri matches a registered resource
-// template (RFC 6570).
-func (s *Server) matchesTemplate(uri string) bool {
+// templateOwner returns the mount of a registered resource template (RFC
+// 6570) that uri matches, or nil.
+func (s *Server) templateOwner(uri string) *mount {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for t := range s.templates {
+	for t, m := range s.templates {
 		if tmpl, err := uritemplate.New(t); err == nil && tmpl.Regexp().MatchString(uri) {
-			return true
+			return m
 		}
 	}
-	return false
+	return nil
 }
 
 // The go-sdk keeps the JSON-RPC id of the request being handled in the

@@ -1,0 +1,268 @@
+// Package metrics keeps Hangar's Prometheus metrics and serves them.
+//
+// Every label takes values from a bounded set: plugin names come from the
+// configuration, methods and error kinds from fixed lists, tool and prompt
+// names from what each plugin lists (at most [MaxNames] per plugin), and no
+// label names a session, a client or a URI. A client calling unknown tool
+// names creates no series: such calls never reach a plugin.
+//
+// A nil *Metrics records nothing, so that code can record unconditionally.
+package metrics
+
+import (
+	"net/http"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Error kinds of failed plugin calls: the values of the kind label.
+const (
+	KindTimeout          = "timeout"           // the call ran out of its call_timeout
+	KindTrap             = "trap"              // the plugin crashed (panic, unreachable, out of memory, exit)
+	KindBusy             = "busy"              // no instance came free in time
+	KindDenied           = "denied"            // the sandbox refused what the plugin tried (a host not granted)
+	KindForbidden        = "forbidden"         // the caller's token does not allow the plugin
+	KindInvalidArguments = "invalid_arguments" // tool arguments that do not match the input schema
+	KindPlugin           = "plugin_error"      // the plugin reported an error itself
+	KindOutput           = "output"            // output too large or malformed
+	KindCancelled        = "cancelled"         // cancelled by the client, the session's end or the drain
+	KindOther            = "other"
+)
+
+var kinds = []string{KindTimeout, KindTrap, KindBusy, KindDenied, KindForbidden, KindInvalidArguments, KindPlugin, KindOutput, KindCancelled, KindOther}
+
+// Transports, the values of the transport label of sessions.
+const (
+	TransportStdio          = "stdio"
+	TransportStreamableHTTP = "streamable_http"
+	TransportSSE            = "sse"
+)
+
+// methods are the MCP methods counted by name; others count as "other".
+var methods = []string{
+	"initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
+	"resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
+	"prompts/get", "completion/complete", "logging/setLevel",
+}
+
+// MaxNames bounds the tool and prompt names one plugin has series for;
+// calls of further names count under the name "_other".
+const MaxNames = 256
+
+// Plugin is what the plugin-state gauges report of one plugin.
+type Plugin struct {
+	Name        string
+	Busy, Idle  int           // instances running a call, and idle
+	GuestMemory uint64        // bytes of linear memory of its idle instances
+	Compile     time.Duration // how long compiling it took at its last load
+}
+
+// Metrics holds Hangar's metrics.
+type Metrics struct {
+	reg           *prometheus.Registry
+	calls         *prometheus.CounterVec
+	errors        *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	requests      *prometheus.CounterVec
+	sessions      *prometheus.GaugeVec
+	sessionsTotal *prometheus.CounterVec
+	reloads       *prometheus.CounterVec
+
+	plugins atomic.Pointer[func() []Plugin]
+
+	mu    sync.Mutex
+	names map[string]map[string]bool // plugin -> names with series
+}
+
+// New returns metrics registered on a registry of their own, with the Go
+// runtime's and the process's.
+func New(version string) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), names: map[string]map[string]bool{}}
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hangar_plugin_calls_total",
+		Help: "Calls to plugins, by plugin, MCP method and tool or prompt name (empty for resources and completions).",
+	}, []string{"plugin", "method", "name"})
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hangar_plugin_call_errors_total",
+		Help: "Failed calls to plugins, by kind: timeout, trap, busy, denied, forbidden, invalid_arguments, plugin_error, output, cancelled, other.",
+	}, []string{"plugin", "method", "name", "kind"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "hangar_plugin_call_duration_seconds",
+		Help:    "Time to serve a call to a plugin, from the handler's start to its answer.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"plugin", "method", "name"})
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hangar_mcp_requests_total",
+		Help: "MCP requests served, by method, and outcome (ok or error: a JSON-RPC error answer).",
+	}, []string{"method", "outcome"})
+	m.sessions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "hangar_sessions",
+		Help: "MCP sessions open, by transport.",
+	}, []string{"transport"})
+	m.sessionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hangar_sessions_opened_total",
+		Help: "MCP sessions opened, by transport.",
+	}, []string{"transport"})
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hangar_reloads_total",
+		Help: "Reloads of the configuration, by result (success or failure).",
+	}, []string{"result"})
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "hangar_build_info",
+		Help: "Always 1; the labels say which Hangar this is.",
+	}, []string{"version", "goversion"})
+	build.WithLabelValues(version, runtime.Version()).Set(1)
+	m.reg.MustRegister(m.calls, m.errors, m.duration, m.requests, m.sessions, m.sessionsTotal, m.reloads, build,
+		&pluginCollector{m: m},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, t := range []string{TransportStdio, TransportStreamableHTTP, TransportSSE} {
+		m.sessions.WithLabelValues(t)
+		m.sessionsTotal.WithLabelValues(t)
+	}
+	m.reloads.WithLabelValues("success")
+	m.reloads.WithLabelValues("failure")
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text (or OpenMetrics)
+// format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
+}
+
+// Registry returns the registry the metrics are on.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Call records a call to a plugin: its MCP method, the tool or prompt name
+// as the plugin lists it ("" for others), how long it took, and the kind of
+// error ("" when it succeeded).
+func (m *Metrics) Call(plugin, method, name string, d time.Duration, kind string) {
+	if m == nil {
+		return
+	}
+	name = m.boundName(plugin, name)
+	method = boundMethod(method)
+	m.calls.WithLabelValues(plugin, method, name).Inc()
+	m.duration.WithLabelValues(plugin, method, name).Observe(d.Seconds())
+	if kind != "" {
+		if !slices.Contains(kinds, kind) {
+			kind = KindOther
+		}
+		m.errors.WithLabelValues(plugin, method, name, kind).Inc()
+	}
+}
+
+// boundName returns name, or "_other" once the plugin has MaxNames names.
+func (m *Metrics) boundName(plugin, name string) string {
+	if name == "" {
+		return ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := m.names[plugin]
+	if seen == nil {
+		seen = map[string]bool{}
+		m.names[plugin] = seen
+	}
+	if !seen[name] {
+		if len(seen) >= MaxNames {
+			return "_other"
+		}
+		seen[name] = true
+	}
+	return name
+}
+
+func boundMethod(method string) string {
+	if slices.Contains(methods, method) {
+		return method
+	}
+	return "other"
+}
+
+// Request records an MCP request (not notifications) and whether it was
+// answered with an error.
+func (m *Metrics) Request(method string, failed bool) {
+	if m == nil {
+		return
+	}
+	outcome := "ok"
+	if failed {
+		outcome = "error"
+	}
+	m.requests.WithLabelValues(boundMethod(method), outcome).Inc()
+}
+
+// SessionOpened records a session opened on transport; call the function
+// it returns, once, when the session ends.
+func (m *Metrics) SessionOpened(transport string) (closed func()) {
+	if m == nil {
+		return func() {}
+	}
+	m.sessions.WithLabelValues(transport).Inc()
+	m.sessionsTotal.WithLabelValues(transport).Inc()
+	var once sync.Once
+	return func() { once.Do(func() { m.sessions.WithLabelValues(transport).Dec() }) }
+}
+
+// Reloaded records a reload of the configuration.
+func (m *Metrics) Reloaded(ok bool) {
+	if m == nil {
+		return
+	}
+	if ok {
+		m.reloads.WithLabelValues("success").Inc()
+	} else {
+		m.reloads.WithLabelValues("failure").Inc()
+	}
+}
+
+// SetPlugins sets what the plugin-state gauges report, read at each
+// scrape.
+func (m *Metrics) SetPlugins(f func() []Plugin) {
+	if m == nil {
+		return
+	}
+	m.plugins.Store(&f)
+}
+
+// pluginCollector reports the plugins' state at each scrape.
+type pluginCollector struct{ m *Metrics }
+
+var (
+	instancesDesc = prometheus.NewDesc("hangar_plugin_instances", "Instances of a plugin, by state: busy (running a call) or idle.", []string{"plugin", "state"}, nil)
+	memoryDesc    = prometheus.NewDesc("hangar_plugin_guest_memory_bytes", "Linear memory held by a plugin's idle instances.", []string{"plugin"}, nil)
+	compileDesc   = prometheus.NewDesc("hangar_plugin_compile_seconds", "How long compiling a plugin took at its last load (little when the compiled code came from the cache).", []string{"plugin"}, nil)
+)
+
+func (c *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- instancesDesc
+	ch <- memoryDesc
+	ch <- compileDesc
+}
+
+func (c *pluginCollector) Collect(ch chan<- prometheus.Metric) {
+	f := c.m.plugins.Load()
+	if f == nil {
+		return
+	}
+	for _, p := range (*f)() {
+		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(p.Busy), p.Name, "busy")
+		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(p.Idle), p.Name, "idle")
+		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(p.GuestMemory), p.Name)
+		ch <- prometheus.MustNewConstMetric(compileDesc, prometheus.GaugeValue, p.Compile.Seconds(), p.Name)
+	}
+}
+
+// Sessions returns the gauge of open sessions of transport, for tests.
+func (m *Metrics) Sessions(transport string) prometheus.Gauge {
+	return m.sessions.WithLabelValues(transport)
+}

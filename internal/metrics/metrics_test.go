@@ -1,0 +1,57 @@
+package metrics_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/hangar-mcp/hangar/internal/metrics"
+)
+
+// TestBoundedLabels: however many names, methods and kinds callers pass,
+// the series stay bounded.
+func TestBoundedLabels(t *testing.T) {
+	m := metrics.New("test")
+	for i := range 3 * metrics.MaxNames {
+		m.Call("p", "tools/call", fmt.Sprintf("tool-%d", i), time.Millisecond, "")
+		m.Call("p", fmt.Sprintf("x/%d", i), "", time.Millisecond, fmt.Sprintf("kind-%d", i))
+		m.Request(fmt.Sprintf("y/%d", i), false)
+	}
+	n, err := testutil.GatherAndCount(m.Registry(), "hangar_plugin_calls_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// MaxNames tool names, "_other", and one series for every unknown method.
+	if n != metrics.MaxNames+2 {
+		t.Errorf("%d call series", n)
+	}
+	if n, _ := testutil.GatherAndCount(m.Registry(), "hangar_plugin_call_errors_total"); n != 1 {
+		t.Errorf("%d error series, want 1 (method other, kind other)", n)
+	}
+	if n, _ := testutil.GatherAndCount(m.Registry(), "hangar_mcp_requests_total"); n != 1 {
+		t.Errorf("%d request series, want 1 (method other)", n)
+	}
+}
+
+func TestNilRecordsNothing(t *testing.T) {
+	var m *metrics.Metrics
+	m.Call("p", "tools/call", "t", time.Second, metrics.KindTimeout)
+	m.Request("ping", true)
+	m.SessionOpened(metrics.TransportStdio)()
+	m.Reloaded(false)
+	m.SetPlugins(nil)
+}
+
+func TestSessions(t *testing.T) {
+	m := metrics.New("test")
+	closeA := m.SessionOpened(metrics.TransportStreamableHTTP)
+	closeB := m.SessionOpened(metrics.TransportStreamableHTTP)
+	closeA()
+	closeA() // once only
+	if got := testutil.ToFloat64(m.Sessions(metrics.TransportStreamableHTTP)); got != 1 {
+		t.Errorf("open sessions = %v", got)
+	}
+	closeB()
+}
