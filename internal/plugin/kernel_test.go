@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -202,17 +203,7 @@ func (r *kernelRig) drop() {
 // run runs prog on both hosts.
 func (r *kernelRig) run(prog []byte) (h, e *outcome) {
 	ctx := context.Background()
-	h = &outcome{}
-	res, err := r.inst.call(ctx, "call", prog)
-	if err != nil {
-		h.trapped, h.trap = true, err.Error()
-	} else {
-		h.rc, h.results, h.errMsg = res.rc, decodeResults(res.out), res.err
-		k := r.inst.kernel
-		h.memory, _ = k.bytes(0, k.size())
-		h.vars = maps.Clone(r.inst.vars)
-	}
-
+	h = r.runHangar(prog)
 	e = &outcome{}
 	rc, out, err := r.extism.CallWithContext(ctx, "call", prog)
 	msg := r.extism.GetError()
@@ -229,6 +220,21 @@ func (r *kernelRig) run(prog []byte) (h, e *outcome) {
 		r.fresh()
 	}
 	return h, e
+}
+
+// runHangar runs prog on Hangar's instance only.
+func (r *kernelRig) runHangar(prog []byte) *outcome {
+	h := &outcome{}
+	res, err := r.inst.call(context.Background(), "call", prog)
+	if err != nil {
+		h.trapped, h.trap = true, err.Error()
+		return h
+	}
+	h.rc, h.results, h.errMsg = res.rc, decodeResults(res.out), res.err
+	k := r.inst.kernel
+	h.memory, _ = k.bytes(0, k.size())
+	h.vars = maps.Clone(r.inst.vars)
+	return h
 }
 
 // same reports how h and e differ, or "".
@@ -509,6 +515,33 @@ func TestKernelReuse(t *testing.T) {
 	}
 	if d := same(h, e); d != "" {
 		t.Error(d)
+	}
+}
+
+// TestKernelDifferences checks, on Hangar alone, where it differs from
+// Extism on purpose (docs/abi.md): a value the host cannot fit in the
+// memory is answered with 0 and written nowhere (Extism's Go SDK writes it
+// over the root), and a block list that wraps around 4GiB traps (Extism's
+// kernel walks it forever).
+func TestKernelDifferences(t *testing.T) {
+	r := newKernelRig(t, 16)
+	p := &program{}
+	p.op(opReset).block("long") // at 77, 4 bytes
+	p.op(opAlloc, 65360)        // at 93: the position is 65388, 20 bytes left
+	p.op(opConfigGet, 77)       // 28 bytes do not fit, and there is no page to grow by
+	p.op(opLoadU64, 9)          // the root is intact
+	p.op(opFree, 93)            // room for kernel.wat's output
+	if h := r.runHangar(p.b); h.trapped || !slicesEqual(h.results, []uint64{77, 93, 0, 65388}) {
+		t.Errorf("a config value that does not fit: %v", h)
+	}
+
+	p = &program{}
+	p.op(opReset).op(opAlloc, 16)
+	p.op(opStoreU64, 65+blockSizeAt, 0xFFFFFFF0) // the next header would be at 61
+	p.op(opLength, 1000)
+	h := r.runHangar(p.b)
+	if !h.trapped || !strings.Contains(h.trap, errKernelCorrupt.Error()) {
+		t.Errorf("a block list that wraps around: %v", h)
 	}
 }
 
