@@ -134,7 +134,8 @@ type kernelRig struct {
 	extism *extism.Plugin
 }
 
-func newKernelRig(t testing.TB, pages uint32) *kernelRig {
+// loadKernelWAT loads kernel.wat into Hangar.
+func loadKernelWAT(t testing.TB, pages uint32, logger *slog.Logger) (*Plugin, []byte) {
 	t.Helper()
 	wasm, err := os.ReadFile(testutil.BuildWAT(t, "kernel"))
 	if err != nil {
@@ -144,9 +145,6 @@ func newKernelRig(t testing.TB, pages uint32) *kernelRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// log_info reads its message only when the log takes it, as in
-	// Extism's Go SDK (which always reads it).
-	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	p, err := e.Load(context.Background(), wasm, Options{
 		Name:   "kernel",
 		Config: kernelConfig,
@@ -156,6 +154,14 @@ func newKernelRig(t testing.TB, pages uint32) *kernelRig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p, wasm
+}
+
+func newKernelRig(t testing.TB, pages uint32) *kernelRig {
+	t.Helper()
+	// log_info reads its message only when the log takes it, as in
+	// Extism's Go SDK (which always reads it).
+	p, wasm := loadKernelWAT(t, pages, slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	r := &kernelRig{t: t, wasm: wasm, pages: pages, hangar: p}
 	t.Cleanup(func() {
 		r.drop()
@@ -542,6 +548,73 @@ func TestKernelDifferences(t *testing.T) {
 	h := r.runHangar(p.b)
 	if !h.trapped || !strings.Contains(h.trap, errKernelCorrupt.Error()) {
 		t.Errorf("a block list that wraps around: %v", h)
+	}
+}
+
+// TestKernelLog: the log_* functions log the plugin's message in Hangar's
+// log, within the plugin's log budget, and get_log_level says what the log
+// takes.
+func TestKernelLog(t *testing.T) {
+	ctx := context.Background()
+	run := func(p *Plugin, prog *program) []uint64 {
+		t.Helper()
+		inst, err := p.pool.get(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.pool.put(inst, true)
+		res, err := inst.call(ctx, "call", prog.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decodeResults(res.out)
+	}
+
+	quiet, _ := loadKernelWAT(t, 16, slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	defer quiet.Close(ctx)
+	if got := run(quiet, (&program{}).op(opLogLevel)); !slicesEqual(got, []uint64{extismWarn}) {
+		t.Errorf("get_log_level with a log at warn: %v, want %d", got, extismWarn)
+	}
+
+	rec := &recorder{}
+	p, _ := loadKernelWAT(t, 16, slog.New(rec))
+	defer p.Close(ctx)
+	prog := (&program{}).op(opReset).op(opLogLevel).block("hello from the plugin").op(opLogInfo, 77).op(opLength, 77)
+	if got := run(p, prog); !slicesEqual(got, []uint64{extismTrace, 77, 0}) {
+		t.Errorf("results %v, want the trace level, the block, and the block freed", got)
+	}
+	found := false
+	rec.mu.Lock()
+	for _, r := range rec.records {
+		if r.Message == "hello from the plugin" && r.Level == slog.LevelInfo {
+			found = true
+		}
+	}
+	rec.mu.Unlock()
+	if !found {
+		t.Error("the plugin's message was not logged at info")
+	}
+
+	// A flood: the burst of 500 lines, then the rest dropped and counted.
+	prog = (&program{}).op(opReset)
+	for range 600 {
+		prog.block("flood").op(opLogInfo, 77).op(opReset)
+	}
+	run(p, prog)
+	deadline := time.Now().Add(10 * time.Second)
+	for rec.dropped() == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	logged := 0
+	rec.mu.Lock()
+	for _, r := range rec.records {
+		if r.Message == "flood" {
+			logged++
+		}
+	}
+	rec.mu.Unlock()
+	if dropped := rec.dropped(); logged > logBurst+10 || dropped == 0 || int64(logged)+dropped != 600 {
+		t.Errorf("a flood of 600 lines: %d logged, %d reported dropped", logged, dropped)
 	}
 }
 
