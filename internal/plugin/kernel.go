@@ -134,36 +134,29 @@ func (k *kernel) setU8(a uint64, v uint8) {
 	k.buf[a] = v
 }
 
-func (k *kernel) u32(a uint64) uint32 {
-	k.check(a, 4)
-	if a+4 > uint64(len(k.buf)) {
-		var b [4]byte
-		k.read(b[:], a)
-		return binary.LittleEndian.Uint32(b[:])
-	}
-	return binary.LittleEndian.Uint32(k.buf[a:])
+func (k *kernel) u32(a uint64) uint32 { return uint32(k.word(a, 4)) }
+
+func (k *kernel) setU32(a uint64, v uint32) { k.setWord(a, 4, uint64(v)) }
+
+func (k *kernel) u64(a uint64) uint64 { return k.word(a, 8) }
+
+func (k *kernel) setU64(a uint64, v uint64) { k.setWord(a, 8, v) }
+
+// word reads the little-endian number of n bytes (at most 8) at a.
+func (k *kernel) word(a, n uint64) uint64 {
+	k.check(a, n)
+	var b [8]byte
+	k.read(b[:n], a)
+	return binary.LittleEndian.Uint64(b[:])
 }
 
-func (k *kernel) setU32(a uint64, v uint32) {
-	k.check(a, 4)
-	k.room(a, 4)
-	binary.LittleEndian.PutUint32(k.buf[a:], v)
-}
-
-func (k *kernel) u64(a uint64) uint64 {
-	k.check(a, 8)
-	if a+8 > uint64(len(k.buf)) {
-		var b [8]byte
-		k.read(b[:], a)
-		return binary.LittleEndian.Uint64(b[:])
-	}
-	return binary.LittleEndian.Uint64(k.buf[a:])
-}
-
-func (k *kernel) setU64(a uint64, v uint64) {
-	k.check(a, 8)
-	k.room(a, 8)
-	binary.LittleEndian.PutUint64(k.buf[a:], v)
+// setWord writes v as a little-endian number of n bytes (at most 8) at a.
+func (k *kernel) setWord(a, n, v uint64) {
+	k.check(a, n)
+	k.room(a, n)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	copy(k.buf[a:a+n], b[:n])
 }
 
 // read copies the memory at a, which holds len(dst) bytes, into dst.

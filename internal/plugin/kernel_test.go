@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -250,7 +251,7 @@ func same(h, e *outcome) string {
 		return fmt.Sprintf("Hangar: %v\nExtism: %v", h, e)
 	case h.trapped:
 		return ""
-	case h.rc != e.rc || h.errMsg != e.errMsg || !slicesEqual(h.results, e.results):
+	case h.rc != e.rc || h.errMsg != e.errMsg || !slices.Equal(h.results, e.results):
 		return fmt.Sprintf("Hangar: %v\nExtism: %v", h, e)
 	case len(h.memory) != len(e.memory):
 		return fmt.Sprintf("memory size: Hangar %d, Extism %d", len(h.memory), len(e.memory))
@@ -266,16 +267,17 @@ func same(h, e *outcome) string {
 	return ""
 }
 
-func slicesEqual(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
+// checkProgram runs prog on both hosts, and checks that Hangar's results
+// are want and that Extism agrees in everything.
+func checkProgram(t *testing.T, r *kernelRig, what string, prog *program, want []uint64) {
+	t.Helper()
+	h, e := r.run(prog.b)
+	if h.trapped || !slices.Equal(h.results, want) {
+		t.Errorf("%s: Hangar: %v\nwant results %v", what, h, want)
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
+	if d := same(h, e); d != "" {
+		t.Errorf("%s: %s", what, d)
 	}
-	return true
 }
 
 // TestKernelABI pins the kernel's answers to numbers worked out from the
@@ -355,7 +357,7 @@ func TestKernelABI(t *testing.T) {
 		host string
 		o    *outcome
 	}{{"Hangar", h}, {"Extism", e}} {
-		if o.o.trapped || !slicesEqual(o.o.results, want) {
+		if o.o.trapped || !slices.Equal(o.o.results, want) {
 			t.Errorf("%s: %v\nwant results %v", o.host, o.o, want)
 		}
 	}
@@ -382,19 +384,13 @@ func TestKernelABI(t *testing.T) {
 		149, 162, 179, 192, 5, // x = "hello"; var_get answers a copy
 		209, 222, 0, // deleted
 	}
-	h, e = r.run(p.b)
-	if h.trapped || !slicesEqual(h.results, want) {
-		t.Errorf("config and vars: %v\nwant results %v", h, want)
-	}
-	if d := same(h, e); d != "" {
-		t.Error(d)
-	}
+	checkProgram(t, r, "config and vars", p, want)
 
 	// An error the plugin sets is reported with its output; a status too.
 	p = &program{}
 	p.op(opReset).block("boom").op(opErrorSet, 77).op(opErrorGet)
 	h, e = r.run(p.b)
-	if h.trapped || h.errMsg != "boom" || !slicesEqual(h.results, []uint64{77, 77}) {
+	if h.trapped || h.errMsg != "boom" || !slices.Equal(h.results, []uint64{77, 77}) {
 		t.Errorf("error_set: %v", h)
 	}
 	if d := same(h, e); d != "" {
@@ -442,7 +438,7 @@ func TestKernelTraps(t *testing.T) {
 		}
 	}
 	// The big alloc failed: the memory may not grow past 32 pages.
-	if h, _ := r.run(big.b); h.trapped || !slicesEqual(h.results, []uint64{0, 65472}) {
+	if h, _ := r.run(big.b); h.trapped || !slices.Equal(h.results, []uint64{0, 65472}) {
 		t.Errorf("alloc over the memory limit: %v", h)
 	}
 }
@@ -475,13 +471,7 @@ func TestKernelReuse(t *testing.T) {
 	expect(opMemoryBytes, 65472)     //
 	expect(opLengthUnsafe, 172, 205) //
 	p.op(opFree, 389)                // room for kernel.wat's output
-	h, e := r.run(p.b)
-	if h.trapped || !slicesEqual(h.results, want) {
-		t.Errorf("Hangar: %v\nwant results %v", h, want)
-	}
-	if d := same(h, e); d != "" {
-		t.Error(d)
-	}
+	checkProgram(t, r, "reuse", p, want)
 
 	// A free block that takes up everything below the position is found.
 	p = &program{}
@@ -491,13 +481,7 @@ func TestKernelReuse(t *testing.T) {
 	p.op(opFree, 77)
 	expect(opAlloc, 77, 65380) // needs exactly the position: reused
 	p.op(opFree, 77)           // room for kernel.wat's output
-	h, e = r.run(p.b)
-	if h.trapped || !slicesEqual(h.results, want) {
-		t.Errorf("Hangar: %v\nwant results %v", h, want)
-	}
-	if d := same(h, e); d != "" {
-		t.Error(d)
-	}
+	checkProgram(t, r, "a free block below the position", p, want)
 
 	// A root whose flag was cleared is made again at the next call that
 	// uses it: the position goes back to 0, and the first 144 bytes of
@@ -515,13 +499,7 @@ func TestKernelReuse(t *testing.T) {
 	// reset clears as many bytes as the low 32 bits of the position say
 	p.op(opStoreU64, 9, 1<<32|1).op(opReset)
 	expect(opInputLength, 0)
-	h, e = r.run(p.b)
-	if h.trapped || !slicesEqual(h.results, want) {
-		t.Errorf("Hangar: %v\nwant results %v", h, want)
-	}
-	if d := same(h, e); d != "" {
-		t.Error(d)
-	}
+	checkProgram(t, r, "the root made again", p, want)
 }
 
 // TestKernelDifferences checks, on Hangar alone, where it differs from
@@ -537,7 +515,7 @@ func TestKernelDifferences(t *testing.T) {
 	p.op(opConfigGet, 77)       // 28 bytes do not fit, and there is no page to grow by
 	p.op(opLoadU64, 9)          // the root is intact
 	p.op(opFree, 93)            // room for kernel.wat's output
-	if h := r.runHangar(p.b); h.trapped || !slicesEqual(h.results, []uint64{77, 93, 0, 65388}) {
+	if h := r.runHangar(p.b); h.trapped || !slices.Equal(h.results, []uint64{77, 93, 0, 65388}) {
 		t.Errorf("a config value that does not fit: %v", h)
 	}
 
@@ -572,7 +550,7 @@ func TestKernelLog(t *testing.T) {
 
 	quiet, _ := loadKernelWAT(t, 16, slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	defer quiet.Close(ctx)
-	if got := run(quiet, (&program{}).op(opLogLevel)); !slicesEqual(got, []uint64{extismWarn}) {
+	if got := run(quiet, (&program{}).op(opLogLevel)); !slices.Equal(got, []uint64{extismWarn}) {
 		t.Errorf("get_log_level with a log at warn: %v, want %d", got, extismWarn)
 	}
 
@@ -580,7 +558,7 @@ func TestKernelLog(t *testing.T) {
 	p, _ := loadKernelWAT(t, 16, slog.New(rec))
 	defer p.Close(ctx)
 	prog := (&program{}).op(opReset).op(opLogLevel).block("hello from the plugin").op(opLogInfo, 77).op(opLength, 77)
-	if got := run(p, prog); !slicesEqual(got, []uint64{extismTrace, 77, 0}) {
+	if got := run(p, prog); !slices.Equal(got, []uint64{extismTrace, 77, 0}) {
 		t.Errorf("results %v, want the trace level, the block, and the block freed", got)
 	}
 	found := false
