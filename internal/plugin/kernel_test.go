@@ -871,9 +871,9 @@ func (g *kernelGen) apply(code byte, args []uint64, data string) (trapped bool) 
 // TestKernelMatchesExtism runs random programs on both hosts, several on
 // each instance, and compares everything they did.
 func TestKernelMatchesExtism(t *testing.T) {
-	runs := 300
+	runs := 150 // FuzzKernel runs more
 	if testing.Short() {
-		runs = 60
+		runs = 30
 	}
 	for _, pages := range []uint32{16, 80} {
 		t.Run(fmt.Sprintf("%d pages", pages), func(t *testing.T) {
