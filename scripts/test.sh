@@ -32,6 +32,7 @@ fuzz() { # target package count
 fuzz FuzzJSONRPC ./internal/server 300x
 fuzz FuzzPluginOutput ./internal/plugin 20000x
 fuzz FuzzHostAllowed ./internal/plugin 150000x
+fuzz FuzzKernel ./internal/plugin 2000x
 fuzz FuzzSplitEnvelope ./pdk 1000000x
 fuzz FuzzAppendTextResult ./pdk 100000x
 

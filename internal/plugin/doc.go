@@ -2,6 +2,12 @@
 // every supported plugin interface (v1, servlet, legacy) as one model, in the
 // MCP types of github.com/modelcontextprotocol/go-sdk/mcp.
 //
+// Modules run on wazero. Hangar serves the Extism host functions itself
+// (extism:host/env: the Extism memory of each instance, its input and
+// output, config, variables, HTTP and logs), computing what Extism's own
+// kernel module computes, so that any module built with an Extism PDK runs
+// unchanged; see docs/abi.md.
+//
 // An [Engine] compiles modules, sharing one on-disk compilation cache. A
 // compiled [Plugin] owns a bounded pool of instances: an instance is not safe
 // for concurrent use, so each call borrows one, and an instance that trapped,

@@ -7,23 +7,19 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"weak"
-
-	extism "github.com/extism/go-sdk"
 )
 
 // Plugin HTTP requests at dial time.
 //
-// Extism checks the host name of a plugin's request against its grants and
-// then sends it with http.DefaultClient (see net.go). The name says nothing
-// of where the connection goes: "*" or "*.example.org" may resolve to
+// http_request checks the host name of a plugin's request against its
+// grants and sends it with the plugin's client (see net.go). The name says
+// nothing of where the connection goes: "*" or "*.example.org" may resolve to
 // 127.0.0.1, to the LAN, or to the cloud's metadata service, and a granted
 // "localhost" reaches Hangar's own HTTP server, through which the plugin
 // could call other plugins with their grants. So Hangar also checks the
@@ -43,10 +39,6 @@ import (
 // that Hangar or another plugin opened. Plugin requests do not go through
 // the proxies of HTTP_PROXY and HTTPS_PROXY: through a proxy, the address
 // connected to would be the proxy's.
-//
-// http.DefaultClient's Transport routes requests: those whose context
-// belongs to a plugin call go to the plugin's transport, all others to the
-// transport that was installed before, unchanged.
 
 // ErrHostDenied reports an HTTP request of a plugin that its grants do not
 // allow: a host not in grants.allowed_hosts, a non-public address reached
@@ -106,10 +98,6 @@ func (e *hostDeniedError) Unwrap() []error {
 	return []error{ErrHostDenied}
 }
 
-// extismDenied matches the panic of Extism's http_request for a first URL
-// that matches no grant.
-var extismDenied = regexp.MustCompile(`(?s)^HTTP request to '(.*)' is not allowed$`)
-
 // hostDenied returns the error of a call that failed because the plugin
 // made an HTTP request its grants do not allow, or nil if err is another
 // failure. The error wraps ErrHostDenied and names the plugin, the host and
@@ -117,19 +105,6 @@ var extismDenied = regexp.MustCompile(`(?s)^HTTP request to '(.*)' is not allowe
 func (p *Plugin) hostDenied(export string, err error) error {
 	var hd *hostDeniedError
 	if errors.As(err, &hd) {
-		return fmt.Errorf("plugin %s: %s: %w", p.name, export, hd)
-	}
-	// Extism panics with an error of its own, which wazero wraps.
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		m := extismDenied.FindStringSubmatch(e.Error())
-		if m == nil {
-			continue
-		}
-		host := m[1]
-		if u, err := url.Parse(m[1]); err == nil && u.Hostname() != "" {
-			host = u.Hostname()
-		}
-		hd = &hostDeniedError{plugin: p.name, host: strings.ToLower(host), why: notGranted}
 		return fmt.Errorf("plugin %s: %s: %w", p.name, export, hd)
 	}
 	return nil
@@ -339,46 +314,6 @@ func grantedByName(grants []string, host string, a netip.Addr) bool {
 }
 
 // The transports.
-
-// egressTransport is http.DefaultClient's Transport: it sends the requests
-// of plugin calls through the plugin's own transport, and every other
-// request through next (http.DefaultTransport when nil).
-type egressTransport struct {
-	next http.RoundTripper
-}
-
-func (t *egressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	if s := stateFrom(ctx); s != nil {
-		return transportFor(s.plugin).RoundTrip(req)
-	}
-	// An Extism plugin outside a Hangar call (there is none today): check
-	// it the same way, with the hosts Extism checked the first URL against,
-	// on a connection of its own.
-	if p, ok := ctx.Value(extism.PluginCtxKey("plugin")).(*extism.Plugin); ok && p != nil {
-		tr := newPluginTransport(&dialer{plugin: "(unnamed)", grants: p.AllowedHosts})
-		tr.DisableKeepAlives = true
-		defer tr.CloseIdleConnections()
-		return tr.RoundTrip(req)
-	}
-	next := t.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	return next.RoundTrip(req)
-}
-
-// CloseIdleConnections closes the idle connections of the transport
-// installed before, as http.Client.CloseIdleConnections expects.
-func (t *egressTransport) CloseIdleConnections() {
-	next := t.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	if c, ok := next.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
 
 // transports holds each plugin's transport, until the plugin is garbage.
 var transports struct {

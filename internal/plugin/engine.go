@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -141,27 +140,6 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	opts.Logger = opts.Logger.With("plugin", opts.Name)
 	opts.Limits = withDefaults(opts.Limits)
 
-	if len(opts.Grants.AllowedHosts) > 0 {
-		if err := checkRedirectGuard(); err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
-		}
-	}
-	memBytes := int64(opts.Limits.MemoryPages) * config.PageSize
-	manifest := extism.Manifest{
-		Wasm:         []extism.Wasm{extism.WasmData{Data: wasm}},
-		Config:       opts.Config,
-		AllowedHosts: opts.Grants.AllowedHosts,
-		// Every field is set: Extism reads a zero as "nothing allowed", which
-		// would disable var_set and refuse every HTTP response with a body.
-		Memory: &extism.ManifestMemory{
-			MaxPages:             opts.Limits.MemoryPages,
-			MaxHttpResponseBytes: min(memBytes, maxHTTPResponse),
-			MaxVarBytes:          maxVarBytes,
-		},
-		// AllowedPaths stays empty: Extism would mount the directories with
-		// wazero's DirFS, which follows symbolic links out of them. Hangar
-		// mounts them itself, confined (see mountFS).
-	}
 	fsConfig, roots, err := mountFS(opts.Grants.AllowedPaths)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
@@ -177,7 +155,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	// the plugins of a configuration are also loaded in parallel, and the
 	// Go scheduler shares the cores out between them.
 	cctx := experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
-	compiled, err := e.compile(cctx, wasm, manifest, rc, p) // with the guard (guard.go)
+	compiled, err := e.compile(cctx, wasm, rc, p) // with the guard (guard.go)
 	if err != nil {
 		p.closeRoots()
 		return nil, fmt.Errorf("compiling plugin %s: %w", opts.Name, err)
@@ -197,16 +175,16 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	for k, v := range opts.Grants.Env {
 		mc = mc.WithEnv(k, v)
 	}
-	p.pool = newPool(compiled, extism.PluginInstanceConfig{ModuleConfig: mc}, 1, p.log)
+	p.pool = newPool(compiled, mc, opts.Limits.MemoryPages, 1)
 
 	inst, err := p.pool.get(ctx, 0)
 	if err != nil {
 		p.Close(ctx)
 		return nil, fmt.Errorf("instantiating plugin %s: %w", opts.Name, err)
 	}
-	p.exports = detectExports(inst.p)
+	p.exports = detectExports(compiled)
 	p.iface, err = detectInterface(p.exports)
-	p.stateless = inst.p.FunctionExists(StatelessExport)
+	p.stateless = compiled.has(StatelessExport)
 	p.pool.put(inst, true)
 	if err != nil {
 		p.Close(ctx)
@@ -222,7 +200,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 
 const (
 	// maxHTTPResponse bounds the body of one http_request response (Extism's
-	// own default), and so the host memory one such call can take; the
+	// default), and so the host memory one such call can take; the
 	// plugin's memory limit bounds it further.
 	maxHTTPResponse = 50 << 20
 	// maxVarBytes bounds the variables of a plugin (var_set), shared by
@@ -232,7 +210,7 @@ const (
 
 // Granted directories.
 //
-// Extism would mount allowed paths with wazero's DirFS, which resolves a
+// Extism mounts allowed paths with wazero's DirFS, which resolves a
 // guest path by joining it to the host directory and lets the host follow
 // symbolic links: a plugin granted a writable directory can create a link
 // to "../../anything" and read or write through it. Hangar mounts each

@@ -13,9 +13,9 @@ import (
 	"unsafe"
 	"weak"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/hangar-mcp/hangar/internal/atomicfile"
 	"github.com/hangar-mcp/hangar/internal/fuel"
@@ -48,13 +48,11 @@ var rewrite = fuel.Rewrite
 
 // guardFunction is the import fuel-instrumented modules call when their
 // fuel runs out.
-func guardFunction() extism.HostFunction {
-	fn := extism.NewHostFunctionWithStack(fuel.Name, guardFuel, nil, []api.ValueType{api.ValueTypeI64})
-	fn.SetNamespace(fuel.Module)
-	return fn
+func guardFunction() hostFunc {
+	return hostFunc{fuel.Name, nil, []api.ValueType{api.ValueTypeI64}, guardFuel}
 }
 
-func guardFuel(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+func guardFuel(ctx context.Context, stack []uint64) {
 	if ctx.Err() != nil {
 		panic(errStopped)
 	}
@@ -63,14 +61,9 @@ func guardFuel(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
 
 // compile compiles wasm instrumented with the fuel counter, or, when the
 // rewriter cannot handle it, as it is under wazero's termination check.
-func (e *Engine) compile(ctx context.Context, wasm []byte, manifest extism.Manifest, rc wazero.RuntimeConfig, p *Plugin) (*extism.CompiledPlugin, error) {
-	fns := append(p.hostFunctions(), guardFunction())
-	compileAs := func(wasm []byte, guarded bool) (*extism.CompiledPlugin, error) {
-		manifest.Wasm = []extism.Wasm{extism.WasmData{Data: wasm}}
-		return extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
-			RuntimeConfig: rc.WithCloseOnContextDone(!guarded),
-			EnableWasi:    true,
-		}, fns)
+func (e *Engine) compile(ctx context.Context, wasm []byte, rc wazero.RuntimeConfig, p *Plugin) (*module, error) {
+	compileAs := func(wasm []byte, guarded bool) (*module, error) {
+		return p.compileModule(ctx, wasm, rc.WithCloseOnContextDone(!guarded))
 	}
 	start := time.Now()
 	out, err := e.fuel.rewrite(wasm)
@@ -100,11 +93,45 @@ func (e *Engine) compile(ctx context.Context, wasm []byte, manifest extism.Manif
 	return compiled, nil
 }
 
+// compileModule makes p's runtime, with WASI and the host modules its
+// imports may name (extism:host/env, Hangar's extism:host/user and the
+// fuel guard's), and compiles wasm in it.
+func (p *Plugin) compileModule(ctx context.Context, wasm []byte, rc wazero.RuntimeConfig) (*module, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	m, err := func() (*module, error) {
+		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+			return nil, fmt.Errorf("instantiating WASI: %w", err)
+		}
+		for _, h := range []struct {
+			name string
+			fns  []hostFunc
+		}{
+			{envModule, p.envFunctions()},
+			{HostNamespace, p.hostFunctions()},
+			{fuel.Module, []hostFunc{guardFunction()}},
+		} {
+			if err := instantiateHost(ctx, rt, h.name, h.fns); err != nil {
+				return nil, fmt.Errorf("building host module %s: %w", h.name, err)
+			}
+		}
+		compiled, err := rt.CompileModule(ctx, wasm)
+		if err != nil {
+			return nil, err
+		}
+		return newModule(p.name, rt, compiled), nil
+	}()
+	if err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	return m, nil
+}
+
 // fuelCache keeps rewritten modules by the digest of the original, in
 // memory and, when the engine has a cache directory, on disk beside the
 // compiled code. The memory holds a module only as long as something else
-// does (Extism keeps the bytes of a loaded plugin): plugins loaded from the
-// same module share one copy, and a closed plugin's copy goes.
+// does (a plugin being compiled from it): plugins loaded at once from the
+// same module share one copy, which goes once they are compiled.
 type fuelCache struct {
 	dir string // "" for memory only
 

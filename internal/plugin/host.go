@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -31,12 +30,13 @@ const HostNamespace = "extism:host/user"
 var ErrNoClient = errors.New("no MCP client is attached to this call")
 
 var (
-	ptr  = []api.ValueType{extism.ValueTypePTR}
+	ptr  = []api.ValueType{api.ValueTypeI64} // an offset in the Extism memory
 	none = []api.ValueType{}
 )
 
-func (p *Plugin) hostFunctions() []extism.HostFunction {
-	fns := []extism.HostFunction{
+// hostFunctions are Hangar's imports, in HostNamespace.
+func (p *Plugin) hostFunctions() []hostFunc {
+	return []hostFunc{
 		p.request("create_message", ptr, p.createMessage, failure),
 		p.request("create_elicitation", ptr, p.createElicitation, elicitFailure),
 		p.request("list_roots", none, p.listRoots, listRootsFailure),
@@ -48,18 +48,14 @@ func (p *Plugin) hostFunctions() []extism.HostFunction {
 		p.listChanged("notify_resource_list_changed", ResourceList),
 		p.listChanged("notify_prompt_list_changed", PromptList),
 	}
-	for i := range fns {
-		fns[i].SetNamespace(HostNamespace)
-	}
-	return fns
 }
 
 // request defines an import that returns a JSON document: its result, or
 // fail's document with the error message when it fails.
-func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) (any, error), fail func(msg string) any) extism.HostFunction {
-	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
+func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) (any, error), fail func(msg string) any) hostFunc {
+	return hostFunc{name, params, ptr, func(ctx context.Context, stack []uint64) {
 		var out any
-		err := runImport(ctx, cp, len(params) > 0, stack, func(s *callState, in []byte) (err error) {
+		err := runImport(ctx, len(params) > 0, stack, func(s *callState, in []byte) (err error) {
 			out, err = fn(ctx, s, in)
 			return err
 		})
@@ -71,33 +67,32 @@ func (p *Plugin) request(name string, params []api.ValueType, fn func(ctx contex
 		if err != nil {
 			b, _ = json.Marshal(fail("encoding result: " + err.Error()))
 		}
-		off, err := cp.WriteBytes(b)
-		if err != nil {
+		off := kernelOf(ctx).writeBlock(b)
+		if off == 0 {
 			// The plugin's memory is exhausted; it reads offset 0 as no result.
-			p.log.Warn("host import could not write its result", "import", name, "error", err)
-			off = 0
+			p.log.Warn("host import could not write its result: the plugin's Extism memory is full", "import", name, "bytes", len(b))
 		}
 		stack[0] = off
-	}, params, ptr)
+	}}
 }
 
 // notify defines an import that returns nothing. Failures are logged: a
 // notification never fails the plugin.
-func (p *Plugin) notify(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) error) extism.HostFunction {
-	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
-		err := runImport(ctx, cp, len(params) > 0, stack, func(s *callState, in []byte) error {
+func (p *Plugin) notify(name string, params []api.ValueType, fn func(ctx context.Context, s *callState, in []byte) error) hostFunc {
+	return hostFunc{name, params, none, func(ctx context.Context, stack []uint64) {
+		err := runImport(ctx, len(params) > 0, stack, func(s *callState, in []byte) error {
 			return fn(ctx, s, in)
 		})
 		if err != nil {
 			p.log.Warn("host import failed", "import", name, "error", err)
 		}
-	}, params, none)
+	}}
 }
 
 // runImport runs the body of a host import for the call in ctx: it reads
 // the import's input (at stack[0], when it takes one) and turns a panic into
 // an error.
-func runImport(ctx context.Context, cp *extism.CurrentPlugin, hasInput bool, stack []uint64, body func(s *callState, in []byte) error) (err error) {
+func runImport(ctx context.Context, hasInput bool, stack []uint64, body func(s *callState, in []byte) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error: %v", r)
@@ -109,7 +104,7 @@ func runImport(ctx context.Context, cp *extism.CurrentPlugin, hasInput bool, sta
 	}
 	var in []byte
 	if hasInput {
-		if in, err = cp.ReadBytes(stack[0]); err != nil {
+		if in, err = kernelOf(ctx).readBlock(stack[0]); err != nil {
 			return fmt.Errorf("reading input: %w", err)
 		}
 	}
@@ -411,14 +406,13 @@ func (p *Plugin) notifyResourceUpdated(_ context.Context, _ *callState, in []byt
 // that re-read lists report nothing, so that a refresh never starts
 // another.
 //
-// There is always a call: Extism runs a module's initialization (Go's init
-// functions, _initialize) at the start of the instance's first call, and
-// its host functions refuse to run outside one (a start function that calls
-// an import fails the instantiation).
-func (p *Plugin) listChanged(name string, kind ListKind) extism.HostFunction {
-	return extism.NewHostFunctionWithStack(name, func(ctx context.Context, _ *extism.CurrentPlugin, _ []uint64) {
+// There is always a call: a module's initialization (Go's init functions,
+// _initialize) runs at the start of the instance's first call, as in
+// Extism, and start functions are not run.
+func (p *Plugin) listChanged(name string, kind ListKind) hostFunc {
+	return hostFunc{name, none, none, func(ctx context.Context, _ []uint64) {
 		if s := stateFrom(ctx); s != nil && !s.refresh {
 			s.changed |= kind.Set()
 		}
-	}, none, none)
+	}}
 }

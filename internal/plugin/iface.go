@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,10 +43,10 @@ var knownExports = []string{
 	"complete", "on_roots_list_changed", "describe", "call",
 }
 
-func detectExports(p *extism.Plugin) map[string]bool {
+func detectExports(m *module) map[string]bool {
 	ex := make(map[string]bool)
 	for _, name := range knownExports {
-		if p.FunctionExists(name) {
+		if m.has(name) {
 			ex[name] = true
 		}
 	}

@@ -181,7 +181,7 @@ func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export stri
 	bctx, b := withBudget(ctx, limit)
 	s := &callState{plugin: p, call: c, budget: b, ctx: ctx, refresh: refresh}
 	bctx = context.WithValue(bctx, stateKey{}, s)
-	rc, out, err := safeCall(bctx, inst, export, input)
+	res, err := safeCall(bctx, inst, export, input)
 	expired, spent := b.stop()
 	changed = s.changed
 
@@ -191,9 +191,6 @@ func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export stri
 	case err != nil && ctx.Err() != nil:
 		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w", p.name, export, context.Cause(ctx))
 	case err != nil:
-		if msg := inst.p.GetError(); msg != "" && msg == err.Error() {
-			return nil, spent, true, changed, &PluginError{Export: export, Message: msg}
-		}
 		if denied := p.hostDenied(export, err); denied != nil {
 			return nil, spent, false, changed, denied
 		}
@@ -208,14 +205,20 @@ func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export stri
 			msg = msg[:i]
 		}
 		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w: %s", p.name, export, ErrTrap, msg)
-	case rc != 0:
-		return nil, spent, true, changed, &PluginError{Export: export, Message: fmt.Sprintf("%s returned status %d", export, rc)}
-	case int64(len(out)) > p.opts.Limits.MaxOutput:
+	}
+	// A module that exited with code 0 succeeded, but is closed.
+	healthy = !inst.mod.IsClosed()
+	switch {
+	case res.err != "":
+		return nil, spent, healthy, changed, &PluginError{Export: export, Message: res.err}
+	case res.rc != 0:
+		return nil, spent, healthy, changed, &PluginError{Export: export, Message: fmt.Sprintf("%s returned status %d", export, res.rc)}
+	case int64(len(res.out)) > p.opts.Limits.MaxOutput:
 		// The instance is sound, but holds a large output buffer: drop it
 		// to give the memory back.
-		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w (%d > %d bytes)", p.name, export, ErrOutputTooLarge, len(out), p.opts.Limits.MaxOutput)
+		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w (%d > %d bytes)", p.name, export, ErrOutputTooLarge, len(res.out), p.opts.Limits.MaxOutput)
 	}
-	return out, spent, true, changed, nil
+	return res.out, spent, healthy, changed, nil
 }
 
 // timeoutError reports that export ran out of the call timeout.
@@ -224,11 +227,11 @@ func (p *Plugin) timeoutError(export string) error {
 }
 
 // safeCall calls the export, turning a panic anywhere below into an error.
-func safeCall(ctx context.Context, inst *instance, export string, input []byte) (rc uint32, out []byte, err error) {
+func safeCall(ctx context.Context, inst *instance, export string, input []byte) (res result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic during call: %v", r)
 		}
 	}()
-	return inst.p.CallWithContext(ctx, export, input)
+	return inst.call(ctx, export, input)
 }

@@ -3,13 +3,12 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
 )
 
 // pool hands out plugin instances, at most max of them at once. Idle
@@ -17,9 +16,9 @@ import (
 // idle for idleTimeout, down to minIdle; an instance returned as unhealthy
 // is closed at once.
 type pool struct {
-	compiled    *extism.CompiledPlugin
-	cfg         extism.PluginInstanceConfig
-	log         *slog.Logger
+	compiled    *module
+	cfg         wazero.ModuleConfig
+	memPages    uint32        // the limit of each instance's Extism memory
 	slots       chan struct{} // one token per instance in use
 	idleTimeout time.Duration
 	stopReaper  chan struct{}
@@ -31,20 +30,6 @@ type pool struct {
 	done   chan struct{} // closed once the compiled module is closed
 }
 
-type instance struct {
-	p        *extism.Plugin
-	lastUsed time.Time
-
-	// varsBase is the copy of the plugin's variables the instance was
-	// given, at varsVersion (see sharedVars).
-	varsBase    map[string][]byte
-	varsVersion uint64
-	// changed holds the lists the instance ever reported changed: the
-	// plugin's lists are what it says, so if it is discarded they must be
-	// read again from another.
-	changed ListSet
-}
-
 const (
 	// defaultIdleTimeout is how long an idle instance is kept.
 	defaultIdleTimeout = time.Minute
@@ -53,11 +38,11 @@ const (
 	minIdle = 1
 )
 
-func newPool(compiled *extism.CompiledPlugin, cfg extism.PluginInstanceConfig, max int, log *slog.Logger) *pool {
+func newPool(compiled *module, cfg wazero.ModuleConfig, memPages uint32, max int) *pool {
 	p := &pool{
 		compiled:    compiled,
 		cfg:         cfg,
-		log:         log,
+		memPages:    memPages,
 		slots:       make(chan struct{}, max),
 		done:        make(chan struct{}),
 		idleTimeout: defaultIdleTimeout,
@@ -98,7 +83,7 @@ func (p *pool) shrink(now time.Time) {
 	}
 	p.mu.Unlock()
 	for _, inst := range old {
-		inst.p.Close(context.Background())
+		inst.close(context.Background())
 	}
 	if len(old) > 0 {
 		releaseMemory()
@@ -163,14 +148,12 @@ func (p *pool) get(ctx context.Context, wait time.Duration) (*instance, error) {
 
 	// Instantiation must not be cut short by the caller's deadline: a
 	// half-built instance is useless, and the cost is bounded.
-	ep, err := p.compiled.Instance(context.WithoutCancel(ctx), p.cfg)
+	inst, err := p.compiled.instantiate(context.WithoutCancel(ctx), p.cfg, p.memPages)
 	if err != nil {
 		p.release()
 		return nil, err
 	}
-	ep.SetLogger(p.logPlugin)
-	cacheKernel(ep)
-	return &instance{p: ep}, nil
+	return inst, nil
 }
 
 // put gives back an instance borrowed with get. Unhealthy instances, and
@@ -184,7 +167,7 @@ func (p *pool) put(inst *instance, healthy bool) {
 	}
 	p.mu.Unlock()
 	if !keep {
-		inst.p.Close(context.Background())
+		inst.close(context.Background())
 	}
 	p.release()
 }
@@ -203,7 +186,7 @@ func (p *pool) release() {
 }
 
 func (p *pool) closeCompiled() {
-	p.compiled.Close(context.Background())
+	p.compiled.close(context.Background())
 	close(p.done)
 }
 
@@ -223,7 +206,7 @@ func (p *pool) close(ctx context.Context) {
 	last := p.inUse == 0
 	p.mu.Unlock()
 	for _, inst := range idle {
-		inst.p.Close(ctx)
+		inst.close(ctx)
 	}
 	if last {
 		p.closeCompiled()
@@ -245,19 +228,4 @@ func (p *pool) stats() (inUse, idle int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.inUse, len(p.idle)
-}
-
-func (p *pool) logPlugin(level extism.LogLevel, msg string) {
-	var l slog.Level
-	switch level {
-	case extism.LogLevelTrace, extism.LogLevelDebug:
-		l = slog.LevelDebug
-	case extism.LogLevelInfo:
-		l = slog.LevelInfo
-	case extism.LogLevelWarn:
-		l = slog.LevelWarn
-	default:
-		l = slog.LevelError
-	}
-	p.log.Log(context.Background(), l, msg, "source", "plugin")
 }

@@ -14,7 +14,7 @@ import (
 
 // loadEcho loads the WAT echo plugin with limits, closed at the end of the
 // test.
-func loadEcho(t *testing.T, limits config.Limits) *Plugin {
+func loadEcho(t testing.TB, limits config.Limits) *Plugin {
 	t.Helper()
 	wasm, err := os.ReadFile(testutil.BuildWAT(t, "echo"))
 	if err != nil {

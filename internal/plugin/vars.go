@@ -10,10 +10,9 @@ import (
 
 // Shared variables.
 //
-// Extism keeps the variables of var_get and var_set in each instance
-// (extism.Plugin.Var), and its env module, which Hangar cannot replace,
-// reads and writes that map. Hangar makes them the plugin's instead, by
-// syncing at call boundaries:
+// Extism keeps the variables of var_get and var_set in each instance, and
+// so do Hangar's var_get and var_set (env.go), in instance.vars. Hangar
+// makes them the plugin's, by syncing at call boundaries:
 //
 //   - When a call starts, its instance gets a copy of the plugin's
 //     variables if they changed since the instance last saw them.
@@ -65,7 +64,7 @@ func (v *sharedVars) load(inst *instance) {
 	if m == nil {
 		m = make(map[string][]byte)
 	}
-	inst.p.Var = m
+	inst.vars = m
 }
 
 // save writes the changes the call that just ran on inst made to its
@@ -73,7 +72,7 @@ func (v *sharedVars) load(inst *instance) {
 // limit it keeps none of them, and inst reloads the variables at its next
 // call.
 func (v *sharedVars) save(inst *instance) error {
-	cur, base := inst.p.Var, inst.varsBase
+	cur, base := inst.vars, inst.varsBase
 	if len(cur) == 0 && len(base) == 0 {
 		return nil
 	}
@@ -136,8 +135,8 @@ func (v *sharedVars) save(inst *instance) error {
 }
 
 // sameBytes reports whether a and b are the same slice (not merely equal
-// bytes): Extism stores a new slice with every var_set, so a value the
-// call set is a different slice even if it holds the same bytes.
+// bytes): var_set stores a new slice every time, so a value the call set is
+// a different slice even if it holds the same bytes.
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
