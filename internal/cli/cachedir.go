@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-
 )
 
 // servingCacheDir returns the compilation cache directory to serve from,
