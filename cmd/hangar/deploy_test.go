@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -237,11 +238,20 @@ func TestDeploy(t *testing.T) {
 	base := s.waitLog(t, mcpURLRE)[1]
 	ops := s.waitLog(t, metricsURLRE)[1]
 	for probe, path := range probes {
-		resp, err := http.Get(ops + path)
-		if err != nil || resp.StatusCode != 200 {
-			t.Errorf("%s %s: %v %v", probe, path, resp, err)
-		} else {
-			resp.Body.Close()
+		// /readyz says 503 until the plugins have compiled in the
+		// background; the probe asks again, as kubelet does.
+		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			resp, err := http.Get(ops + path)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s %s: %v %v", probe, path, resp, err)
+				break
+			}
 		}
 	}
 	if cs := addNoteOnce(t, base, token); !strings.HasPrefix(cs.ID(), "10.1.2.3~") {

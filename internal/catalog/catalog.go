@@ -208,6 +208,9 @@ func (s *Store) Put(k Key, l *plugin.Lists) error {
 	if len(data) > MaxEntry {
 		return fmt.Errorf("catalog: lists of %d bytes: more than %d", len(data), MaxEntry)
 	}
+	if old, err := os.ReadFile(s.path(k)); err == nil && bytes.Equal(old, data) {
+		return nil // as stored: a cache warmed into a read-only image stays untouched
+	}
 	return atomicfile.Write(s.dir, s.path(k), data)
 }
 

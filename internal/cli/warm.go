@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/hangar-mcp/hangar/internal/catalog"
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 )
@@ -19,7 +21,7 @@ type warmFlags struct {
 func (f *warmFlags) register(fs *flag.FlagSet) {
 	f.runtimeFlags.register(fs)
 	fs.StringVar(&f.config, "config", "", "configuration file (YAML or JSON)")
-	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in hangar.lock)")
+	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in the lock file)")
 }
 
 var warmCmd = &command{
@@ -29,7 +31,9 @@ var warmCmd = &command{
 	long: `Warm loads every plugin of the configuration file, and any .wasm files named
 on the command line, as serve would (resolving remote sources through
 hangar.lock, the cache or the network, and checking signatures), compiles
-each into the compilation cache (--cache-dir), and exits.
+each into the compilation cache (--cache-dir), stores its lists in the
+catalog cache beside it (so that serve offers them before it has opened a
+single plugin), and exits.
 
 Run it when building a container image, with the cache directory inside
 the image: serve then finds every plugin compiled and starts at once, and
@@ -83,14 +87,37 @@ func runWarm(ctx context.Context, env *Env, args []string) error {
 	}
 	defer e.Close(context.Background())
 	start := time.Now()
-	plugins, err := loadPlugins(ctx, e, specs, log)
+	store := catalog.Open(f.cacheDir)
+	for _, spec := range specs {
+		if err := warmOne(ctx, e, store, spec, log); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(env.Stdout, "compiled %d plugins into %s in %s\n", len(specs), f.cacheDir, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// warmOne compiles one plugin into e's cache and stores its lists in the
+// catalog, under the key serve looks them up by.
+func warmOne(ctx context.Context, e *plugin.Engine, store *catalog.Store, spec config.Plugin, log *slog.Logger) error {
+	wasm, err := readPlugin(ctx, spec, log)
 	if err != nil {
 		return err
 	}
-	closeAll(ctx, plugins)
-	for _, p := range plugins {
-		p.Wait(ctx)
+	p, err := e.Load(ctx, wasm, pluginOptions(spec, log))
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(env.Stdout, "compiled %d plugins into %s in %s\n", len(plugins), f.cacheDir, time.Since(start).Round(time.Millisecond))
+	defer func() {
+		p.Close(context.Background())
+		p.Wait(context.Background())
+	}()
+	lists, err := p.ReadLists(ctx, plugin.AllLists)
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", spec.Name, err)
+	}
+	if err := store.Put(catalog.KeyOf(wasm, spec), lists); err != nil {
+		return fmt.Errorf("plugin %s: storing its lists in the catalog cache: %w", spec.Name, err)
+	}
 	return nil
 }

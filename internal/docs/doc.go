@@ -52,6 +52,9 @@
 //	    in the output, the repository root reads /home/me/hangar and the
 //	    directory of such blocks /home/me. Several client-config markers on
 //	    one block check that each prints it.
+//	<!-- check: tokens -->
+//	    the yaml block is a file of static bearer tokens (http.auth's
+//	    tokens_file), decoded as Hangar decodes one.
 //	<!-- check: excerpt FILE -->
 //	    the block's lines must appear, together and in order, in FILE (a
 //	    path from the repository root), so that a copy shown in the

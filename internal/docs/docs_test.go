@@ -211,7 +211,7 @@ func (d *docCheck) check(b *block) {
 	for _, m := range b.markers {
 		kind, rest, _ := strings.Cut(m, " ")
 		switch kind {
-		case "fragment", "run":
+		case "fragment", "run", "tokens":
 		case "skip":
 			if strings.TrimSpace(rest) == "" {
 				d.fail("%s: <!-- check: skip --> needs a reason: <!-- check: skip REASON --> %s", b.where(), markersHelp)
@@ -235,10 +235,15 @@ func (d *docCheck) check(b *block) {
 		}
 	}
 	wrong("fragment", "yaml", "yml")
+	wrong("tokens", "yaml", "yml")
 	wrong("run", "sh", "shell", "bash")
 	wrong("client-config", "json")
 	switch b.lang {
 	case "yaml", "yml":
+		if slices.Contains(kinds, "tokens") {
+			d.checkTokens(b)
+			return
+		}
 		if slices.Contains(kinds, "fragment") {
 			var v any
 			if err := yaml.Unmarshal([]byte(b.body), &v); err != nil {
@@ -305,10 +310,21 @@ func (d *docCheck) checkConfig(b *block) {
 		} else {
 			p = filepath.Join(base, p)
 		}
-		createRef(p, ref.dir)
+		if ref.data != nil {
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, ref.data, 0o600)
+		} else {
+			createRef(p, ref.dir)
+		}
 	}
 	os.MkdirAll(base, 0o755)
-	getenv := func(name string) (string, bool) { return "value-of-" + name, true }
+	tokensEnv := tokensVariable(&doc)
+	getenv := func(name string) (string, bool) {
+		if name == tokensEnv { // IDs must differ from the file's
+			return strings.Replace(standInTokens, "id: docs", "id: docs-env", 1), true
+		}
+		return "value-of-" + name, true
+	}
 	_, err := config.Parse([]byte(text), "", base, getenv)
 	// Files under keys fileRefs does not know (added since) are created
 	// as the loader reports them missing, directories where it wants one.
@@ -383,6 +399,33 @@ var useFileRefs = true
 type fileRef struct {
 	path string
 	dir  bool
+	data []byte // the stand-in's content; nil: a WebAssembly header
+}
+
+// standInTokens is a valid file of static tokens, the stand-in for a
+// tokens_file or tokens_env that a configuration block names.
+const standInTokens = "- id: docs\n  token: 0123456789abcdef0123456789abcdef\n  plugins: [\"*\"]\n"
+
+// checkTokens checks a block holding a file of static tokens, as a
+// configuration's http.auth.tokens_file.
+func (d *docCheck) checkTokens(b *block) {
+	dir := d.t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokens.yaml"), []byte(b.body), 0o600); err != nil {
+		d.t.Fatal(err)
+	}
+	cfg := "http:\n  auth:\n    tokens_file: tokens.yaml\nplugins: []\n"
+	if _, err := config.Parse([]byte(cfg), "", dir, func(string) (string, bool) { return "", false }); err != nil {
+		var lines []string
+		for _, e := range unwrapAll(err) {
+			if ce, ok := e.(*config.Error); ok && ce.Line > 0 && strings.HasSuffix(ce.File, "tokens.yaml") {
+				lines = append(lines, fmt.Sprintf("\t%s:%d:%d: %s", b.file, b.bodyLine(ce.Line), ce.Column, ce.Msg))
+			} else {
+				lines = append(lines, "\t"+e.Error())
+			}
+		}
+		d.fail("%s: yaml block (lines %d-%d) is not a valid file of tokens:\n%s %s",
+			b.where(), b.line, b.end(), strings.Join(lines, "\n"), markersHelp)
+	}
 }
 
 // fileRefs finds the files and directories a configuration refers to.
@@ -408,9 +451,12 @@ func fileRefs(doc *yaml.Node) []fileRef {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil
 	}
+	if s := scalar(value(value(value(doc.Content[0], "http"), "auth"), "tokens_file")); s != "" {
+		refs = append(refs, fileRef{path: s, data: []byte(standInTokens)})
+	}
 	plugins := value(doc.Content[0], "plugins")
 	if plugins == nil || plugins.Kind != yaml.SequenceNode {
-		return nil
+		return refs
 	}
 	for _, p := range plugins.Content {
 		for _, key := range []string{"path", "source"} {
@@ -439,6 +485,31 @@ func fileRefs(doc *yaml.Node) []fileRef {
 		}
 	}
 	return refs
+}
+
+// tokensVariable returns the variable a configuration's
+// http.auth.tokens_env names, or "".
+func tokensVariable(doc *yaml.Node) string {
+	n := doc
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, key := range []string{"http", "auth", "tokens_env"} {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return ""
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		n = next
+	}
+	if n != nil && n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	return ""
 }
 
 // checkShell parses every hangar command of a shell block against the
