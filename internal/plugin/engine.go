@@ -31,6 +31,8 @@ type Engine struct {
 	sums  *cacheSums // checks the on-disk cache's entries; nil in memory
 	fuel  *fuelCache // modules rewritten with the guard (guard.go)
 	tier  tier       // compiler or interpreter (tier.go)
+
+	compiling moduleLocks // see guard.go
 }
 
 // NewEngine returns an engine that keeps compiled machine code in cacheDir,

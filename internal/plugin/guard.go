@@ -63,7 +63,7 @@ func guardFuel(ctx context.Context, stack []uint64) {
 // rewriter cannot handle it, as it is under wazero's termination check.
 func (e *Engine) compile(ctx context.Context, wasm []byte, rc wazero.RuntimeConfig, p *Plugin) (*module, error) {
 	compileAs := func(wasm []byte, guarded bool) (*module, error) {
-		return p.compileModule(ctx, wasm, rc.WithCloseOnContextDone(!guarded))
+		return p.compileModule(ctx, &e.compiling, wasm, rc.WithCloseOnContextDone(!guarded))
 	}
 	start := time.Now()
 	out, err := e.fuel.rewrite(wasm)
@@ -95,8 +95,9 @@ func (e *Engine) compile(ctx context.Context, wasm []byte, rc wazero.RuntimeConf
 
 // compileModule makes p's runtime, with WASI and the host modules its
 // imports may name (extism:host/env, Hangar's extism:host/user and the
-// fuel guard's), and compiles wasm in it.
-func (p *Plugin) compileModule(ctx context.Context, wasm []byte, rc wazero.RuntimeConfig) (*module, error) {
+// fuel guard's), and compiles wasm in it, one compilation of equal bytes at
+// a time (see moduleLocks).
+func (p *Plugin) compileModule(ctx context.Context, locks *moduleLocks, wasm []byte, rc wazero.RuntimeConfig) (*module, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	m, err := func() (*module, error) {
 		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
@@ -114,7 +115,9 @@ func (p *Plugin) compileModule(ctx context.Context, wasm []byte, rc wazero.Runti
 				return nil, fmt.Errorf("building host module %s: %w", h.name, err)
 			}
 		}
+		unlock := locks.lock(sha256.Sum256(wasm))
 		compiled, err := rt.CompileModule(ctx, wasm)
+		unlock()
 		if err != nil {
 			return nil, err
 		}
@@ -125,6 +128,51 @@ func (p *Plugin) compileModule(ctx context.Context, wasm []byte, rc wazero.Runti
 		return nil, err
 	}
 	return m, nil
+}
+
+// moduleLocks serializes the compilation of equal modules.
+//
+// Runtimes that share a compilation cache share compiled code. wazero
+// v1.12, reading a module from the disk cache, makes it visible to the
+// other runtimes before it has compiled the module's entry points; another
+// runtime compiling the same bytes in that window gets the module at once
+// and its first call panics ("index out of range"). Two plugins of one
+// module that load together (the same module under two prefixes, say) hit
+// that window on a busy machine. Compiling equal bytes one at a time closes
+// it: the second compilation starts once the first is complete. Different
+// modules still compile in parallel.
+type moduleLocks struct {
+	mu   sync.Mutex
+	held map[[sha256.Size]byte]*moduleLock
+}
+
+type moduleLock struct {
+	sync.Mutex
+	waiters int // goroutines holding or waiting for it; guarded by moduleLocks.mu
+}
+
+// lock locks the module with digest key and returns its unlock.
+func (l *moduleLocks) lock(key [sha256.Size]byte) (unlock func()) {
+	l.mu.Lock()
+	if l.held == nil {
+		l.held = map[[sha256.Size]byte]*moduleLock{}
+	}
+	m := l.held[key]
+	if m == nil {
+		m = &moduleLock{}
+		l.held[key] = m
+	}
+	m.waiters++
+	l.mu.Unlock()
+	m.Lock()
+	return func() {
+		m.Unlock()
+		l.mu.Lock()
+		if m.waiters--; m.waiters == 0 {
+			delete(l.held, key)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // fuelCache keeps rewritten modules by the digest of the original, in
