@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(hangar, args...)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -150,7 +150,7 @@ func TestServeStdio(t *testing.T) {
 		testutil.BuildPlugin(t, "./examples/conformance")))
 
 	cmd := exec.Command(hangar, "serve", "--config", cfg, "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -190,7 +190,7 @@ func TestServeStdio(t *testing.T) {
 // logs, serves a client, and stops gracefully on SIGTERM.
 func TestServeHTTP(t *testing.T) {
 	cmd := exec.Command(hangar, "serve", "--http", "127.0.0.1:0", testutil.BuildPlugin(t, "./internal/testplugins/legacy"))
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +255,7 @@ func TestServeReload(t *testing.T) {
 	cfg := writeConfig(t, "plugins:\n  - {name: p, path: "+legacy+"}\n")
 
 	cmd := exec.Command(hangar, "serve", "--config", cfg)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	var logs syncBuffer
 	cmd.Stderr = &logs
 	changed := make(chan struct{}, 10)
@@ -353,7 +353,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	flood := testutil.BuildPlugin(t, "./internal/testplugins/flood")
 	cfg := writeConfig(t, "http:\n  addr: 127.0.0.1:0\n  drain_timeout: 10s\nplugins:\n  - name: flood\n    path: "+flood+"\n    limits: {max_instances: 9, call_timeout: 5m}\n")
 	cmd := exec.Command(hangar, "serve", "--config", cfg)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -483,7 +483,7 @@ func TestServeConnectionCap(t *testing.T) {
 	legacy := testutil.BuildPlugin(t, "./internal/testplugins/legacy")
 	cfg := writeConfig(t, "http:\n  addr: 127.0.0.1:0\n  max_connections: 3\n  read_header_timeout: 1m\nplugins:\n  - {name: p, path: "+legacy+"}\n")
 	cmd := exec.Command(hangar, "serve", "--config", cfg)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

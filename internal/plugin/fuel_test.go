@@ -319,10 +319,12 @@ func TestFuelSameResults(t *testing.T) {
 			results := map[bool][]string{}
 			for _, instrumented := range []bool{true, false} {
 				var logs logBuffer
+				cache := testutil.CacheDir() // the run's: compiled once
 				if !instrumented {
 					withRewrite(t, func([]byte) ([]byte, error) { return nil, fuel.ErrUnsupported })
+					cache = "" // where no rewrite is cached
 				}
-				p := loadFresh(t, tc.path, "", Options{Logger: logs.logger()})
+				p := loadFresh(t, tc.path, cache, Options{Logger: logs.logger()})
 				if got := strings.Contains(logs.String(), msgInstrumented); got != instrumented {
 					t.Fatalf("instrumented = %v, want %v:\n%s", got, instrumented, logs.String())
 				}
