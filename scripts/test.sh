@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs all of Hangar's tests: vet, the Go tests (which build the example and
-# test plugins from source and drive them with real MCP clients), scripted
-# TypeScript-SDK clients against the hangar binary over stdio and HTTP, and
-# the official MCP conformance suite against `hangar serve` with the
-# conformance fixture plugin. Installs what it needs first (scripts/deps.sh).
+# test plugins from source and drive them with real MCP clients), bounded
+# fuzzing, the attack suite against the hangar binary (test/attack),
+# scripted TypeScript-SDK clients against the hangar binary over stdio and
+# HTTP, and the official MCP conformance suite against `hangar serve` with
+# the conformance fixture plugin. Installs what it needs first
+# (scripts/deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,12 +13,26 @@ scripts/deps.sh
 export PATH="$PWD/test/node/node_modules/node/bin:$PATH" # Node 22
 export HANGAR_TEST_REGISTRY="$PWD/test/bin/registry"     # built by deps.sh
 
+# The test processes of this run share what they build: each test plugin
+# is compiled to WebAssembly, and each module to machine code, once per run
+# instead of once per package (see internal/testutil).
+HANGAR_TEST_RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/hangar-test-run.XXXXXX")"
+export HANGAR_TEST_RUN_DIR
+trap 'rm -rf "$HANGAR_TEST_RUN_DIR"' EXIT
+
+# go test's default limit is 10 minutes per package. The slowest packages
+# (internal/plugin, internal/server) take about 5 minutes with -race on a
+# quiet 2-core machine and up to twice that on a busy one: 30 minutes
+# leaves room, and still ends a test that hangs. HANGAR_TEST_TIMEOUT
+# overrides it.
+timeout="${HANGAR_TEST_TIMEOUT:-30m}"
+
 echo "== go vet" >&2
 go vet ./...
 GOOS=wasip1 GOARCH=wasm go vet ./pdk/... ./examples/... ./internal/testplugins/...
 
 echo "== go test" >&2
-go test -race -count=1 ./...
+go test -race -count=1 -timeout "$timeout" ./...
 
 echo "== fuzz (bounded)" >&2
 # Each target runs a fixed number of inputs (about 20 s each here) on top of
@@ -25,13 +41,16 @@ echo "== fuzz (bounded)" >&2
 # spurious "context deadline exceeded" (go.dev/issue/75804, fixed in Go
 # 1.27). HANGAR_FUZZTIME overrides every count (say 10m, or 1000000x).
 fuzz() { # target package count
-	go test -run '^$' -fuzz "^$1\$" -fuzztime "${HANGAR_FUZZTIME:-$3}" "$2"
+	go test -run '^$' -fuzz "^$1\$" -fuzztime "${HANGAR_FUZZTIME:-$3}" -timeout "$timeout" "$2"
 }
 fuzz FuzzJSONRPC ./internal/server 300x
 fuzz FuzzPluginOutput ./internal/plugin 20000x
 fuzz FuzzHostAllowed ./internal/plugin 150000x
 fuzz FuzzSplitEnvelope ./pdk 1000000x
 fuzz FuzzAppendTextResult ./pdk 100000x
+
+echo "== attack suite" >&2
+go run ./test/attack
 
 echo "== scripted MCP clients (Node)" >&2
 (cd test/node && node --test)
