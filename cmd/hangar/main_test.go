@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -256,7 +255,7 @@ func TestServeReload(t *testing.T) {
 
 	cmd := exec.Command(hangar, "serve", "--config", cfg)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	cmd.Stderr = &logs
 	changed := make(chan struct{}, 10)
 	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, &mcp.ClientOptions{
@@ -327,24 +326,6 @@ func TestServeReload(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServeDrainsOnSIGTERM stops an HTTP server with SIGTERM during eight
 // calls of 3 s and one of two minutes: the eight finish, the long one is
 // answered with an error at the drain timeout, a call made during the
@@ -362,7 +343,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	urlRE := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`)
 	found := make(chan string, 1)
 	go func() {

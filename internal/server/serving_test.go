@@ -6,7 +6,6 @@ package server_test
 // capped, and a stop drains calls instead of dropping them.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -79,25 +78,11 @@ func newRawClient(t *testing.T, url string) *rawClient {
 
 // post sends one JSON-RPC message and returns the response, unread.
 func (c *rawClient) post(ctx context.Context, method string, params any, notification bool) (*http.Response, error) {
-	msg := map[string]any{"jsonrpc": "2.0", "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
+	var id any
 	if !notification {
-		msg["id"] = c.seq.Add(1)
+		id = c.seq.Add(1)
 	}
-	body, _ := json.Marshal(msg)
-	req, err := http.NewRequestWithContext(ctx, "POST", c.url, strings.NewReader(string(body)))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if c.sid != "" {
-		req.Header.Set("Mcp-Session-Id", c.sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	return c.hc.Do(req)
+	return testutil.PostMCP(ctx, c.hc, c.url, c.sid, method, params, id)
 }
 
 // initialize opens a session and returns the HTTP status of the answer.
@@ -143,27 +128,7 @@ func (c *rawClient) callNotes(ctx context.Context, method string, params any) (m
 }
 
 func readAnswer(resp *http.Response) (map[string]any, []map[string]any, error) {
-	var notes []map[string]any
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(data), &m); err != nil {
-			return nil, notes, err
-		}
-		if _, ok := m["method"]; !ok {
-			return m, notes, nil
-		}
-		notes = append(notes, m)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, notes, fmt.Errorf("status %d, stream broken: %w", resp.StatusCode, err)
-	}
-	return nil, notes, fmt.Errorf("status %d, stream ended without an answer", resp.StatusCode)
+	return testutil.ReadMCPAnswer(resp, nil)
 }
 
 func (c *rawClient) delete() int {

@@ -56,21 +56,13 @@ func sandbox(a *A) {
 func hostOrigin(a *A) {
 	p := a.serve(nil, "--config", floodConfig(a, "{}", ""))
 	try := func(host, origin string) int {
-		req, _ := http.NewRequestWithContext(a.ctx, "POST", p.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"evil","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if host != "" {
-			req.Host = host
-		}
-		if origin != "" {
-			req.Header.Set("Origin", origin)
-		}
-		resp, err := http.DefaultClient.Do(req)
+		c := a.raw(p.url)
+		c.hc.Transport = withHeaders{host: host, origin: origin, base: c.tr}
+		code, _, err := c.initialize(a.ctx)
 		if err != nil {
 			a.Fatalf("%v", err)
 		}
-		resp.Body.Close()
-		return resp.StatusCode
+		return code
 	}
 	evilHost := try("evil.example", "")
 	evilOrigin := try("", "https://evil.example")
@@ -82,4 +74,21 @@ func hostOrigin(a *A) {
 	a.Check(evilOrigin == http.StatusForbidden, "Origin: https://evil.example answered %d", evilOrigin)
 	a.Check(local == http.StatusOK, "a localhost origin answered %d", local)
 	a.Result("both refused with 403; a localhost origin was served")
+}
+
+// withHeaders sends requests with another Host header or an Origin.
+type withHeaders struct {
+	host, origin string
+	base         http.RoundTripper
+}
+
+func (h withHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if h.host != "" {
+		r.Host = h.host
+	}
+	if h.origin != "" {
+		r.Header.Set("Origin", h.origin)
+	}
+	return h.base.RoundTrip(r)
 }

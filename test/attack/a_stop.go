@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 func init() {
@@ -123,7 +125,7 @@ func sigtermStdio(a *A) {
 	cfg := a.config(fmt.Sprintf("http:\n"+drainConfig, a.env.flood))
 	cmd := exec.Command(a.env.hangar, "serve", "--stdio", "--cache-dir", a.env.compiled, "--config", cfg)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+a.TempDir())
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	cmd.Stderr = &log
 	started := make(chan struct{}, 16)
 	ctx, cancel := context.WithTimeout(a.ctx, 60*time.Second)

@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -28,6 +27,7 @@ import (
 
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/hangar-mcp/hangar/internal/testutil"
 	"github.com/hangar-mcp/hangar/internal/verify"
 )
 
@@ -53,34 +53,24 @@ func init() {
 		&attack{
 			id: "4.4", name: "stalled-registry-sigterm",
 			attempt: "SIGTERM while start-up fetches from a registry that accepts connections and never answers",
-			run: func(a *A) {
-				stalledFetch(a, stalledRegistry(a), nil, true)
-			},
+			run:     stalledFetch(stalledRegistry, true),
 		},
 		&attack{
 			id: "4.5", name: "stalled-registry",
 			attempt: "Start-up fetching from a registry that accepts connections and never answers (hung start-up for over 185 s before the fix)",
 			limit:   4 * time.Minute, background: true,
-			run: func(a *A) {
-				stalledFetch(a, stalledRegistry(a), nil, false)
-			},
+			run: stalledFetch(stalledRegistry, false),
 		},
 		&attack{
 			id: "4.6", name: "dripping-https-sigterm",
 			attempt: "SIGTERM while start-up downloads from an HTTPS source that sends a byte every 50 ms",
-			run: func(a *A) {
-				src, env := drippingSource(a)
-				stalledFetch(a, src, env, true)
-			},
+			run:     stalledFetch(drippingSource, true),
 		},
 		&attack{
 			id: "4.7", name: "dripping-https",
 			attempt: "Start-up downloading from an HTTPS source that sends a byte every 50 ms (hung start-up for over 90 s before the fix)",
 			limit:   4 * time.Minute, background: true,
-			run: func(a *A) {
-				src, env := drippingSource(a)
-				stalledFetch(a, src, env, false)
-			},
+			run: stalledFetch(drippingSource, false),
 		},
 		&attack{
 			id: "4.8", name: "killed-download",
@@ -111,7 +101,7 @@ func (a *A) runHangar(o *procOpts, limit time.Duration, args ...string) (stdout,
 	if o == nil {
 		o = &procOpts{}
 	}
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	o.stdout = &out
 	p = a.start(o, args...)
 	code = p.wait(limit)
@@ -227,7 +217,7 @@ func (a *A) registry() string {
 	ln.Close()
 	conf := fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n", filepath.Join(dir, "storage"), host)
 	os.WriteFile(filepath.Join(dir, "config.yml"), []byte(conf), 0o644)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	cmd := exec.Command(bin, "serve", filepath.Join(dir, "config.yml"))
 	cmd.Env = append(os.Environ(), "OTEL_SDK_DISABLED=true", "OTEL_TRACES_EXPORTER=none")
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -277,49 +267,9 @@ func (a *A) sign(host, repo, tag, keyFile string) {
 
 // --- 4.2 -------------------------------------------------------------------
 
-// wazeroLayout returns where the function-offset table and the code of a
-// compilation cache entry start, and the number of functions, per
-// wazero's format (magic, version, function count, 8-byte offsets, code
-// length, code), as internal/plugin's cache test reads it.
-func wazeroLayout(b []byte) (table, n, code int, ok bool) {
-	if len(b) < 7 {
-		return 0, 0, 0, false
-	}
-	table = 7 + int(b[6]) + 4
-	if len(b) < table {
-		return 0, 0, 0, false
-	}
-	n = int(binary.LittleEndian.Uint32(b[table-4:]))
-	code = table + 8*n + 8
-	if n == 0 || len(b) <= code {
-		return 0, 0, 0, false
-	}
-	return table, n, code, true
-}
-
 func corruptCompiledCache(a *A) {
 	args := []string{a.env.hello, "greet", `{"name":"Ada"}`}
-	for _, tc := range []struct {
-		name    string
-		corrupt func(b []byte) bool
-	}{
-		{"flipped code byte", func(b []byte) bool {
-			_, _, code, ok := wazeroLayout(b)
-			if ok {
-				b[code+(len(b)-code)/3] ^= 0xff
-			}
-			return ok
-		}},
-		{"shifted offset table", func(b []byte) bool {
-			table, n, _, ok := wazeroLayout(b)
-			if ok {
-				t := b[table : table+8*n]
-				copy(t[1:], append([]byte(nil), t[:len(t)-1]...)) // every offset moves one byte up
-				t[0] = 0x40
-			}
-			return ok
-		}},
-	} {
+	for _, tc := range testutil.CacheCorruptions {
 		cache := a.TempDir()
 		call := func() (string, string, int, time.Duration) {
 			start := time.Now()
@@ -328,13 +278,13 @@ func corruptCompiledCache(a *A) {
 		}
 		want, stderr, code, first := call()
 		if code != 0 || want == "" {
-			a.Fatalf("%s: first call: exit %d\n%s", tc.name, code, stderr)
+			a.Fatalf("%s: first call: exit %d\n%s", tc.Name, code, stderr)
 		}
 		entries, _ := filepath.Glob(filepath.Join(cache, "wazero-*", "*"))
 		corrupted := map[string][]byte{}
 		for _, e := range entries {
 			b, err := os.ReadFile(e)
-			if err != nil || strings.HasSuffix(e, ".tmp") || !tc.corrupt(b) {
+			if err != nil || strings.HasSuffix(e, ".tmp") || !tc.Corrupt(b) {
 				continue
 			}
 			os.Chmod(e, 0o600)
@@ -344,7 +294,7 @@ func corruptCompiledCache(a *A) {
 			corrupted[e] = b
 		}
 		if len(corrupted) == 0 {
-			a.Fatalf("%s: no entry in wazero's format among %v", tc.name, entries)
+			a.Fatalf("%s: no entry in wazero's format among %v", tc.Name, entries)
 		}
 		got, stderr, code, second := call()
 		recompiled := 0
@@ -353,10 +303,10 @@ func corruptCompiledCache(a *A) {
 				recompiled++
 			}
 		}
-		a.Check(code == 0 && got == want, "%s: exit %d, %q (want %q)\n%s", tc.name, code, got, want, tail(stderr, 5))
-		a.Check(strings.Contains(stderr, "compilation cache: removed entries"), "%s: the corruption was not reported:\n%s", tc.name, tail(stderr, 5))
-		a.Check(recompiled == len(corrupted), "%s: %d of %d corrupted entries rewritten", tc.name, recompiled, len(corrupted))
-		a.Figure(tc.name, "%d entries corrupted; the next start removed and recompiled them (exit %d, %v; the first start took %v)", len(corrupted), code, round(second), round(first))
+		a.Check(code == 0 && got == want, "%s: exit %d, %q (want %q)\n%s", tc.Name, code, got, want, tail(stderr, 5))
+		a.Check(strings.Contains(stderr, "compilation cache: removed entries"), "%s: the corruption was not reported:\n%s", tc.Name, tail(stderr, 5))
+		a.Check(recompiled == len(corrupted), "%s: %d of %d corrupted entries rewritten", tc.Name, recompiled, len(corrupted))
+		a.Figure(tc.Name, "%d entries corrupted; the next start removed and recompiled them (exit %d, %v; the first start took %v)", len(corrupted), code, round(second), round(first))
 	}
 	a.Result("each corrupted entry was detected by its checksum and recompiled; the call was answered, never a refused start or a crash")
 }
@@ -419,7 +369,7 @@ func moduleNotRegular(a *A) {
 
 // stalledRegistry listens on 127.0.0.1 for the attack, accepts connections
 // and never answers; it returns a source naming it.
-func stalledRegistry(a *A) string {
+func stalledRegistry(a *A) (string, []string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		a.Fatalf("%v", err)
@@ -445,7 +395,7 @@ func stalledRegistry(a *A) string {
 			c.Close()
 		}
 	})
-	return "oci://" + ln.Addr().String() + "/hangar/p:1\n    verify: false"
+	return "oci://" + ln.Addr().String() + "/hangar/p:1\n    verify: false", nil
 }
 
 // drippingSource serves a module over HTTPS on 127.0.0.1 one byte every
@@ -484,12 +434,18 @@ func trust(a *A, srv *httptest.Server) []string {
 	return []string{"SSL_CERT_FILE=" + file, "SSL_CERT_DIR=" + filepath.Dir(file)}
 }
 
-// stalledFetch starts hangar serve with a plugin from source, a network
-// source that never completes. With sigterm, it sends SIGTERM once the
-// fetch is under way and measures how soon hangar exits; without, it waits
-// for the fetch's own deadline (two minutes).
-func stalledFetch(a *A, source string, env []string, sigterm bool) {
-	cfg := a.config("plugins:\n  - name: s\n    source: " + source + "\n")
+// stalledFetch is the attack of starting hangar serve with a plugin from
+// the network source that source sets up (the source, and the environment
+// hangar needs for it), which never completes. With sigterm, it sends
+// SIGTERM once the fetch is under way and measures how soon hangar exits;
+// without, it waits for the fetch's own deadline (two minutes).
+func stalledFetch(source func(a *A) (string, []string), sigterm bool) func(a *A) {
+	return func(a *A) { fetchUnderAttack(a, source, sigterm) }
+}
+
+func fetchUnderAttack(a *A, source func(a *A) (string, []string), sigterm bool) {
+	src, env := source(a)
+	cfg := a.config("plugins:\n  - name: s\n    source: " + src + "\n")
 	p := a.start(&procOpts{env: env}, "serve", "--stdio", "--cache-dir", a.env.compiled, "--config", cfg)
 	if sigterm {
 		a.Sleep(2 * time.Second) // the fetch is under way: connected, waiting

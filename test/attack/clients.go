@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // raw speaks MCP over HTTP by hand, as a hostile client may: it can stop
@@ -35,25 +34,11 @@ func (a *A) raw(url string) *raw {
 
 // post sends one JSON-RPC message and returns the response, unread.
 func (c *raw) post(ctx context.Context, method string, params any, notification bool) (*http.Response, error) {
-	msg := map[string]any{"jsonrpc": "2.0", "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
+	var id any
 	if !notification {
-		msg["id"] = c.seq.Add(1)
+		id = c.seq.Add(1)
 	}
-	body, _ := json.Marshal(msg)
-	req, err := http.NewRequestWithContext(ctx, "POST", c.url, strings.NewReader(string(body)))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if c.sid != "" {
-		req.Header.Set("Mcp-Session-Id", c.sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	return c.hc.Do(req)
+	return testutil.PostMCP(ctx, c.hc, c.url, c.sid, method, params, id)
 }
 
 // initialize opens a session; it returns the HTTP status and the body of
@@ -103,35 +88,7 @@ func (c *raw) call(ctx context.Context, method string, params any) (map[string]a
 // readAnswer reads a response to a request: its notifications, then the
 // answer. Each notification is also handed to seen, if not nil.
 func readAnswer(resp *http.Response, seen func(map[string]any)) (map[string]any, []map[string]any, error) {
-	var notes []map[string]any
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			if strings.HasPrefix(line, "{") { // a plain JSON answer
-				data = line
-			} else {
-				continue
-			}
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(data), &m); err != nil {
-			return nil, notes, err
-		}
-		if _, ok := m["method"]; !ok {
-			return m, notes, nil
-		}
-		notes = append(notes, m)
-		if seen != nil {
-			seen(m)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, notes, fmt.Errorf("status %d, stream broken: %w", resp.StatusCode, err)
-	}
-	return nil, notes, fmt.Errorf("status %d, stream ended without an answer", resp.StatusCode)
+	return testutil.ReadMCPAnswer(resp, seen)
 }
 
 func (c *raw) delete(ctx context.Context) (int, error) {

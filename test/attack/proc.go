@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -11,16 +10,17 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // proc is a hangar process started by an attack, with its log (stderr).
 type proc struct {
 	a       *A
 	cmd     *exec.Cmd
-	log     *syncBuffer
+	log     *testutil.SyncBuffer
 	started time.Time
 	done    chan struct{} // closed when it has exited
 	state   *os.ProcessState
@@ -53,7 +53,7 @@ func (a *A) start(o *procOpts, args ...string) *proc {
 	}
 	cmd.Env = append(append(os.Environ(), "XDG_CACHE_HOME="+xdg), o.env...)
 	cmd.Stdin, cmd.Stdout = o.stdin, o.stdout
-	p := &proc{a: a, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{a: a, cmd: cmd, log: &testutil.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.log
 	if err := cmd.Start(); err != nil {
 		a.Fatalf("starting hangar: %v", err)
@@ -245,30 +245,6 @@ func tail(s string, n int) string {
 		lines = append([]string{"..."}, lines[len(lines)-n:]...)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and readers at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
 }
 
 // lines splits a log into its lines.
