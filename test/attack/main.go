@@ -180,7 +180,7 @@ func suite(o *options) int {
 		done = append(done, r)
 	}
 	if o.report != "" {
-		if err := writeReport(o.report, done, e, time.Since(start)); err != nil {
+		if err := writeReport(o.report, done, time.Since(start)); err != nil {
 			fmt.Fprintln(os.Stderr, "attack: -report:", err)
 			failed++
 		} else {

@@ -19,7 +19,7 @@ const (
 // writeReport writes the outcomes to path: as JSON for a .json file; into
 // a Markdown file between its markers when it has them; as the Markdown
 // table alone otherwise.
-func writeReport(path string, results []*outcome, e *env, took time.Duration) error {
+func writeReport(path string, results []*outcome, took time.Duration) error {
 	if strings.HasSuffix(path, ".json") {
 		b, err := json.MarshalIndent(map[string]any{
 			"machine": machine(), "seconds": took.Round(time.Second).Seconds(), "attacks": results,
