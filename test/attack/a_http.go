@@ -238,7 +238,8 @@ func connectionFlood(a *A) {
 }
 
 func slowConnections(a *A) {
-	p := a.serve(nil, "--config", floodConfig(a, "{max_instances: 2, call_timeout: 2m}", "  read_header_timeout: 2s\n  read_timeout: 3s\n  idle_timeout: 3s\n  write_timeout: 3s\n"))
+	p := a.serve(nil, "--config", floodConfig(a, "{max_instances: 1, call_timeout: 2m}", "  read_header_timeout: 2s\n  read_timeout: 3s\n  idle_timeout: 3s\n  write_timeout: 3s\n"))
+	other := a.client(p.url, nil)
 	// cut measures how long the server keeps a connection that behaves as
 	// feed makes it, until it closes it.
 	cut := func(what string, limit time.Duration, feed func(c net.Conn, stop <-chan struct{})) time.Duration {
@@ -291,7 +292,8 @@ func slowConnections(a *A) {
 		a.Fatalf("%v", err)
 	}
 	defer resp.Body.Close()
-	a.Sleep(8 * time.Second) // stalled for longer than the write timeout
+	a.echo(other, 2*time.Minute) // served once the flood's call has ended
+	a.Sleep(6 * time.Second)     // stalled for longer than the write timeout
 	answer, notes, err := readAnswer(resp, nil)
 	a.Check(err != nil, "the stalled stream still carried the answer %v after %d notifications", answer, len(notes))
 
@@ -302,7 +304,7 @@ func slowConnections(a *A) {
 	for what, d := range map[string]time.Duration{"slow header": header, "slow body": body, "idle keep-alive": idle} {
 		a.Check(d < 15*time.Second, "%s: held %v", what, d)
 	}
-	a.echo(a.client(p.url, nil), 30*time.Second)
+	a.echo(other, 30*time.Second)
 	a.Result("each connection was closed at its timeout; the server went on serving")
 }
 

@@ -42,7 +42,7 @@ func init() {
 		&attack{
 			id: "4.2", name: "corrupt-compiled-cache",
 			attempt: "An entry of the compilation cache with one byte of machine code flipped; one with its function-offset table shifted by a byte",
-			limit:   2 * time.Minute,
+			limit:   5 * time.Minute,
 			run:     corruptCompiledCache,
 		},
 		&attack{

@@ -80,8 +80,9 @@ type attack struct {
 	id      string // its place in issue 9: "3.2"
 	name    string // short, for -run
 	attempt string // what the attacker does, for the report
-	// limit bounds the attack's running time; an attack still running
-	// then fails.
+	// limit bounds the attack's running time (default 3 minutes, for
+	// attacks that take seconds on a quiet machine); an attack still
+	// running then fails.
 	limit time.Duration
 	// background attacks wait on slow deadlines (a fetch's two minutes):
 	// they start first and run beside the others, which they do not load.
@@ -203,7 +204,7 @@ func suite(o *options) int {
 func runAttack(ctx context.Context, e *env, at *attack, o *options) *outcome {
 	limit := at.limit
 	if limit == 0 {
-		limit = 90 * time.Second
+		limit = 3 * time.Minute
 	}
 	actx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
