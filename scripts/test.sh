@@ -21,7 +21,7 @@ export HANGAR_TEST_RUN_DIR
 trap 'rm -rf "$HANGAR_TEST_RUN_DIR"' EXIT
 
 # go test's default limit is 10 minutes per package, which the slowest
-# packages (internal/plugin, internal/server, with -race) pass on a busy
+# packages (internal/plugin, internal/server, with -race) exceed on a busy
 # machine: at a load average of about 20 on 2 cores each took 23 minutes.
 # 45 minutes leaves room for that, and still ends a test that hangs.
 # HANGAR_TEST_TIMEOUT overrides it.
