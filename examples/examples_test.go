@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 func serve(t *testing.T, dir string, opts plugin.Options, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
-	e, err := plugin.NewEngine("")
+	e, err := plugin.NewEngine(testutil.CacheDir())
 	if err != nil {
 		t.Fatal(err)
 	}

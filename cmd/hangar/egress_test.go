@@ -45,8 +45,8 @@ func TestServePluginCannotReachHangar(t *testing.T) {
     grants: {env: {SECRET: s3cret-value}}
 `, testutil.BuildPlugin(t, "./internal/testplugins/egress"), testutil.BuildPlugin(t, "./internal/testplugins/hostile")))
 	cmd := exec.Command(hangar, "serve", "--config", cfg, "--http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
-	var logs syncBuffer
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
+	var logs testutil.SyncBuffer
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

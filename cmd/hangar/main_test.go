@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,7 +45,7 @@ func TestMain(m *testing.M) {
 func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(hangar, args...)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -150,7 +149,7 @@ func TestServeStdio(t *testing.T) {
 		testutil.BuildPlugin(t, "./examples/conformance")))
 
 	cmd := exec.Command(hangar, "serve", "--config", cfg, "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -190,7 +189,7 @@ func TestServeStdio(t *testing.T) {
 // logs, serves a client, and stops gracefully on SIGTERM.
 func TestServeHTTP(t *testing.T) {
 	cmd := exec.Command(hangar, "serve", "--http", "127.0.0.1:0", testutil.BuildPlugin(t, "./internal/testplugins/legacy"))
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -255,8 +254,8 @@ func TestServeReload(t *testing.T) {
 	cfg := writeConfig(t, "plugins:\n  - {name: p, path: "+legacy+"}\n")
 
 	cmd := exec.Command(hangar, "serve", "--config", cfg)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
-	var logs syncBuffer
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
+	var logs testutil.SyncBuffer
 	cmd.Stderr = &logs
 	changed := make(chan struct{}, 10)
 	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, &mcp.ClientOptions{
@@ -337,24 +336,6 @@ func TestServeReload(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServeDrainsOnSIGTERM stops an HTTP server with SIGTERM during eight
 // calls of 3 s and one of two minutes: the eight finish, the long one is
 // answered with an error at the drain timeout, a call made during the
@@ -363,7 +344,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	flood := testutil.BuildPlugin(t, "./internal/testplugins/flood")
 	cfg := writeConfig(t, "http:\n  addr: 127.0.0.1:0\n  drain_timeout: 10s\nplugins:\n  - name: flood\n    path: "+flood+"\n    limits: {max_instances: 9, call_timeout: 5m}\n")
 	cmd := exec.Command(hangar, "serve", "--config", cfg)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -372,7 +353,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	urlRE := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`)
 	found := make(chan string, 1)
 	go func() {
@@ -493,7 +474,7 @@ func TestServeConnectionCap(t *testing.T) {
 	legacy := testutil.BuildPlugin(t, "./internal/testplugins/legacy")
 	cfg := writeConfig(t, "http:\n  addr: 127.0.0.1:0\n  max_connections: 3\n  read_header_timeout: 1m\nplugins:\n  - {name: p, path: "+legacy+"}\n")
 	cmd := exec.Command(hangar, "serve", "--config", cfg)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

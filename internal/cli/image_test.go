@@ -84,7 +84,7 @@ func TestServeHyperMCPImage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("imported configuration: %v\n%s", err, out)
 	}
-	engine, err := plugin.NewEngine("")
+	engine, err := plugin.NewEngine(testutil.CacheDir())
 	if err != nil {
 		t.Fatal(err)
 	}

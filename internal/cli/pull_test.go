@@ -29,12 +29,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// isolate gives the test its own cache directory and no Docker
-// credentials. Call it after building plugins: testutil builds with the
-// current environment, and a new XDG_CACHE_HOME means an empty Go build
-// cache.
+// isolate gives the test its own cache directory (but for compiled code,
+// shared by the run: see testutil.ShareCompiledCache) and no Docker
+// credentials.
 func isolate(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", testutil.ShareCompiledCache(t, t.TempDir()))
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 }
 
@@ -165,7 +164,7 @@ func TestServeOCI(t *testing.T) {
 `, tag)), 0o644)
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	engine, err := plugin.NewEngine("")
+	engine, err := plugin.NewEngine(testutil.CacheDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +353,7 @@ func TestServeRefusals(t *testing.T) {
 	layer := field(t, out, "sha256")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "cosign.pub"), []byte("a key"), 0o644)
-	engine, err := plugin.NewEngine("")
+	engine, err := plugin.NewEngine(testutil.CacheDir())
 	if err != nil {
 		t.Fatal(err)
 	}

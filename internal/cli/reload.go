@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -146,13 +148,32 @@ func ignoreHangup(ctx context.Context, log *slog.Logger) {
 	}
 }
 
+// fileHash returns the SHA-256 of the file's content, or nil if it cannot
+// be opened. Only a regular file of at most config.MaxFileSize bytes is
+// read: the file is opened without blocking and checked on the open
+// descriptor, so that a configuration replaced by a link to /dev/zero
+// cannot exhaust memory, nor a FIFO stop the watch. Anything else hashes to
+// a digest of its type and size, which no content has: the change is
+// noticed, and the reload says why the file is refused.
 func fileHash(path string) []byte {
-	b, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}
-	h := sha256.Sum256(b)
-	return h[:]
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	h := sha256.New()
+	if !fi.Mode().IsRegular() || fi.Size() > config.MaxFileSize {
+		fmt.Fprintf(h, "not read: %v, %d bytes", fi.Mode().Type(), fi.Size())
+		return h.Sum(nil)
+	}
+	if _, err := io.Copy(h, io.LimitReader(f, config.MaxFileSize+1)); err != nil {
+		return nil
+	}
+	return h.Sum(nil)
 }
 
 // reload builds the plugin set of the configuration file and swaps it in.

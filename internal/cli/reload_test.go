@@ -8,8 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hangar-mcp/hangar/internal/config"
 )
 
 // TestFileWatchStatsBeforeReading: an unchanged configuration is not read
@@ -97,6 +100,55 @@ func TestConnectionsFor(t *testing.T) {
 	}
 	if n := connectionLimit(); n < 16 || n > 1_000_000 {
 		t.Errorf("connectionLimit() = %d", n)
+	}
+}
+
+// TestFileWatchDoesNotReadOddFiles: a configuration replaced by a link to
+// /dev/zero, a FIFO or a file larger than a configuration may be is
+// noticed as a change without being read (reading /dev/zero would never
+// end, opening a FIFO would wait for a writer).
+func TestFileWatchDoesNotReadOddFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hangar.yaml")
+	if err := os.WriteFile(path, []byte("plugins: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var w fileWatch
+	w.changed(path)
+	replace := func(what string, create func(tmp string) error) {
+		t.Helper()
+		tmp := filepath.Join(dir, "next")
+		if err := create(tmp); err != nil {
+			t.Skipf("%s: %v", what, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan bool, 1)
+		go func() { done <- w.changed(path) }()
+		select {
+		case changed := <-done:
+			if !changed {
+				t.Errorf("%s: not noticed", what)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the watch is still reading it after 30s", what)
+		}
+	}
+	replace("a link to /dev/zero", func(tmp string) error { return os.Symlink("/dev/zero", tmp) })
+	replace("a FIFO", func(tmp string) error { return syscall.Mkfifo(tmp, 0o600) })
+	big := func(b byte) func(string) error {
+		return func(tmp string) error {
+			return os.WriteFile(tmp, bytes.Repeat([]byte{b}, config.MaxFileSize+1), 0o600)
+		}
+	}
+	replace("an oversized file", big('#'))
+	// Not read: another oversized file of the same size is no change.
+	tmp := filepath.Join(dir, "next")
+	big(' ')(tmp)
+	os.Rename(tmp, path)
+	if w.changed(path) {
+		t.Error("an oversized file was read")
 	}
 }
 

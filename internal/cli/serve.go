@@ -247,6 +247,15 @@ func serveStdio(ctx context.Context, srv *server.Server, drainTimeout time.Durat
 	case <-ctx.Done():
 	}
 	drain(srv, drainTimeout, log)
+	// End the session and wait for it: the SDK writes the answers of the
+	// calls that just returned (those cancelled at the drain timeout
+	// included) before it closes stdout. Returning at once could end the
+	// process first, leaving those calls without an answer.
+	stopRun()
+	select {
+	case <-errc:
+	case <-time.After(shutdownGrace):
+	}
 	return nil
 }
 

@@ -103,7 +103,7 @@ func TestServeVerified(t *testing.T) {
 	keylessRepo, keyless := push("hangar/keyless")
 	attach(keylessRepo, keyless, keylessBundle(t, vs, keyless, testIssuer, testIdentity))
 
-	engine, err := plugin.NewEngine("")
+	engine, err := plugin.NewEngine(testutil.CacheDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -346,7 +346,10 @@ func TestGoPlugins(t *testing.T) {
 				t.Fatalf("Rewrite: %v", err)
 			}
 			t.Logf("%d bytes rewritten to %d in %v", len(wasm), len(out), d)
-			if d > 2*time.Second { // well under a second on a quiet machine
+			// Well under a second on a quiet machine; the bound leaves room
+			// for a busy one (3 s was seen at a load average of 16) and
+			// still catches a rewrite that went quadratic.
+			if d > 10*time.Second {
 				t.Errorf("rewrite took %v", d)
 			}
 			ctx := context.Background()

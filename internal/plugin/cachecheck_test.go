@@ -3,7 +3,6 @@ package plugin
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -92,25 +91,6 @@ func cacheEntries(t *testing.T, dir string) []string {
 	return out
 }
 
-// wazeroLayout returns where the function-offset table and the code of a
-// cache entry start, and the number of functions, per wazero's format
-// (magic, version, function count, 8-byte offsets, code length, code).
-func wazeroLayout(b []byte) (table, n, code int, ok bool) {
-	if len(b) < 7 {
-		return 0, 0, 0, false
-	}
-	table = 7 + int(b[6]) + 4
-	if len(b) < table {
-		return 0, 0, 0, false
-	}
-	n = int(binary.LittleEndian.Uint32(b[table-4:]))
-	code = table + 8*n + 8
-	if n == 0 || len(b) <= code {
-		return 0, 0, 0, false
-	}
-	return table, n, code, true
-}
-
 // TestCompiledCacheCorruption corrupts the compilation cache as was seen
 // to break Hangar for good (a flipped byte in the machine code: every
 // start refused; a shifted function-offset table: every start crashed)
@@ -118,30 +98,8 @@ func wazeroLayout(b []byte) (table, n, code int, ok bool) {
 // compiles again and serves the call, leaving a good cache behind.
 func TestCompiledCacheCorruption(t *testing.T) {
 	wasmPath := testutil.BuildWAT(t, "echo")
-	for _, tc := range []struct {
-		name    string
-		corrupt func(b []byte) bool
-	}{
-		{"flipped code byte", func(b []byte) bool {
-			_, _, code, ok := wazeroLayout(b)
-			if !ok {
-				return false
-			}
-			b[code+(len(b)-code)/3] ^= 0xff
-			return true
-		}},
-		{"shifted offset table", func(b []byte) bool {
-			table, n, _, ok := wazeroLayout(b)
-			if !ok {
-				return false
-			}
-			t := b[table : table+8*n]
-			copy(t[1:], append([]byte(nil), t[:len(t)-1]...)) // every offset moves one byte up
-			t[0] = 0x40
-			return true
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range testutil.CacheCorruptions {
+		t.Run(tc.Name, func(t *testing.T) {
 			dir := t.TempDir()
 			if out, err := runHelper(t, "hangar", dir, wasmPath); err != nil || !strings.Contains(out, "still here") {
 				t.Fatalf("first run: %v\n%s", err, out)
@@ -161,7 +119,7 @@ func TestCompiledCacheCorruption(t *testing.T) {
 				if h, _ := hashEntry(e); sums[rel] != h {
 					t.Errorf("entry %s not recorded: %q vs %q", rel, sums[rel], h)
 				}
-				if !tc.corrupt(b) {
+				if !tc.Corrupt(b) {
 					continue
 				}
 				os.Chmod(e, 0o600)

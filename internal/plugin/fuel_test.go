@@ -94,10 +94,12 @@ func TestFuelStops(t *testing.T) {
 		name, path, tool string
 		deadline         time.Duration
 	}{
-		{"wat loop", testutil.BuildWAT(t, "loop"), "loop", 500 * time.Millisecond},
-		{"wat recursion", testutil.BuildHostileWAT(t, "fib"), "fib", 500 * time.Millisecond},
-		{"wat call chain", testutil.BuildHostileWAT(t, "chain"), "chain", 500 * time.Millisecond},
-		{"go loop", goHostile, "spin", time.Second},
+		// Deadlines long enough for the collector to run a few times
+		// beside the guest on a busy machine.
+		{"wat loop", testutil.BuildWAT(t, "loop"), "loop", 2 * time.Second},
+		{"wat recursion", testutil.BuildHostileWAT(t, "fib"), "fib", 2 * time.Second},
+		{"wat call chain", testutil.BuildHostileWAT(t, "chain"), "chain", 2 * time.Second},
+		{"go loop", goHostile, "spin", 2 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs logBuffer
@@ -319,10 +321,12 @@ func TestFuelSameResults(t *testing.T) {
 			results := map[bool][]string{}
 			for _, instrumented := range []bool{true, false} {
 				var logs logBuffer
+				cache := testutil.CacheDir() // the run's: compiled once
 				if !instrumented {
 					withRewrite(t, func([]byte) ([]byte, error) { return nil, fuel.ErrUnsupported })
+					cache = "" // where no rewrite is cached
 				}
-				p := loadFresh(t, tc.path, "", Options{Logger: logs.logger()})
+				p := loadFresh(t, tc.path, cache, Options{Logger: logs.logger()})
 				if got := strings.Contains(logs.String(), msgInstrumented); got != instrumented {
 					t.Fatalf("instrumented = %v, want %v:\n%s", got, instrumented, logs.String())
 				}

@@ -34,7 +34,7 @@ func load(t *testing.T, path string, opts plugin.Options) *plugin.Plugin {
 	t.Helper()
 	engineOnce.Do(func() {
 		var err error
-		if engine, err = plugin.NewEngine(""); err != nil {
+		if engine, err = plugin.NewEngine(testutil.CacheDir()); err != nil {
 			t.Fatal(err)
 		}
 	})

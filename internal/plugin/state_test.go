@@ -50,7 +50,7 @@ var (
 // stateEngine is one engine for the tests of this file, so that each
 // module is compiled once.
 func stateEngine(t *testing.T) *Engine {
-	stateEngineOnce.Do(func() { stateEng, stateEngErr = NewEngine("") })
+	stateEngineOnce.Do(func() { stateEng, stateEngErr = NewEngine(testutil.CacheDir()) })
 	if stateEngErr != nil {
 		t.Fatal(stateEngErr)
 	}

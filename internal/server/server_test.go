@@ -45,7 +45,7 @@ func sharedEngine(tb testing.TB) *plugin.Engine {
 	tb.Helper()
 	engineOnce.Do(func() {
 		var err error
-		if engine, err = plugin.NewEngine(""); err != nil {
+		if engine, err = plugin.NewEngine(testutil.CacheDir()); err != nil {
 			tb.Fatal(err)
 		}
 	})

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -122,6 +125,7 @@ func TestBuildWATWithoutTool(t *testing.T) {
 }
 
 func TestCleanup(t *testing.T) {
+	t.Setenv(RunDirEnv, "") // the process's own directory
 	p := BuildWAT(t, "trap")
 	Cleanup()
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
@@ -145,6 +149,123 @@ func TestBuildWAT(t *testing.T) {
 				t.Errorf("second build gave %s, first %s", again, p)
 			}
 		})
+	}
+}
+
+// TestProduceOncePerKey: with a run directory, an output is made once per
+// key, however many callers want it at once (each opens the lock on its
+// own, as separate processes do), and another key makes another output.
+func TestProduceOncePerKey(t *testing.T) {
+	t.Setenv(RunDirEnv, t.TempDir())
+	var made atomic.Int64
+	mk := func(out string) error {
+		made.Add(1)
+		return os.WriteFile(out, []byte("\x00asm"), 0o644)
+	}
+	key := func(k string) func() (string, error) { return func() (string, error) { return hashOf(k), nil } }
+	paths := make([]string, 8)
+	var wg sync.WaitGroup
+	for i := range paths {
+		wg.Go(func() {
+			p, err := produce("x", key("one"), mk)
+			if err != nil {
+				t.Error(err)
+			}
+			paths[i] = p
+		})
+	}
+	wg.Wait()
+	for _, p := range paths[1:] {
+		if p != paths[0] {
+			t.Fatalf("one key gave paths %q", paths)
+		}
+	}
+	if made.Load() != 1 {
+		t.Errorf("made %d times for one key, want once", made.Load())
+	}
+	if !strings.HasPrefix(paths[0], filepath.Join(os.Getenv(RunDirEnv), "plugins")+string(filepath.Separator)) {
+		t.Errorf("output %s is not in the run directory", paths[0])
+	}
+	other, err := produce("x", key("two"), mk)
+	if err != nil || other == paths[0] || made.Load() != 2 {
+		t.Errorf("another key: %s, %v, made %d times", other, err, made.Load())
+	}
+	// A failed make leaves nothing behind, and the next caller tries again.
+	if _, err := produce("x", key("three"), func(string) error { return fmt.Errorf("no") }); err == nil {
+		t.Error("a failed make succeeded")
+	}
+	if p, err := produce("x", key("three"), mk); err != nil || !fileExists(p) {
+		t.Errorf("after a failed make: %s, %v", p, err)
+	}
+}
+
+// TestBuildSharedAcrossProcesses: test processes of one run that build the
+// same plugin at once get one build of it: one waits for the other.
+func TestBuildSharedAcrossProcesses(t *testing.T) {
+	if os.Getenv("TESTUTIL_HELPER") == "1" {
+		p, err := Build("./internal/testplugins/legacy")
+		if err != nil {
+			fmt.Println("ERROR", err)
+			os.Exit(1)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil {
+			fmt.Println("ERROR", err)
+			os.Exit(1)
+		}
+		fmt.Printf("BUILT %s %d\n", p, st.Ino)
+		os.Exit(0)
+	}
+	run := t.TempDir()
+	outs := make([][]byte, 3)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Go(func() {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestBuildSharedAcrossProcesses$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "TESTUTIL_HELPER=1", RunDirEnv+"="+run)
+			outs[i], _ = cmd.CombinedOutput()
+		})
+	}
+	wg.Wait()
+	var first string
+	for _, out := range outs {
+		line := ""
+		for l := range strings.Lines(string(out)) {
+			if strings.HasPrefix(l, "BUILT ") {
+				line = strings.TrimSpace(l)
+			}
+		}
+		if line == "" {
+			t.Fatalf("helper: %s", out)
+		}
+		if first == "" {
+			first = line
+		} else if line != first {
+			t.Errorf("two processes got %q and %q, want one build", first, line)
+		}
+	}
+	t.Log(first)
+	entries, _ := filepath.Glob(filepath.Join(run, "plugins", "*.wasm"))
+	if len(entries) != 1 {
+		t.Errorf("run directory holds %v, want one module", entries)
+	}
+}
+
+func TestShareCompiledCache(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv(RunDirEnv, "")
+	if got := ShareCompiledCache(t, home); got != home || CacheDir() != "" {
+		t.Fatalf("without a run directory: %s, CacheDir %q", got, CacheDir())
+	}
+	if _, err := os.Lstat(filepath.Join(home, "hangar")); !os.IsNotExist(err) {
+		t.Errorf("without a run directory, %s/hangar was made: %v", home, err)
+	}
+	run := t.TempDir()
+	t.Setenv(RunDirEnv, run)
+	ShareCompiledCache(t, home)
+	target, err := os.Readlink(filepath.Join(home, "hangar", "compiled"))
+	if err != nil || target != filepath.Join(run, "compiled") || CacheDir() != target {
+		t.Errorf("link to %q, %v; CacheDir %q", target, err, CacheDir())
 	}
 }
 

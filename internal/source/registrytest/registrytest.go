@@ -16,7 +16,6 @@
 package registrytest
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,6 +26,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // Package and Version name the registry that is built.
@@ -117,7 +118,7 @@ type Registry struct {
 	Root string // the storage directory
 
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *testutil.SyncBuffer
 	exited chan struct{}
 }
 
@@ -167,7 +168,7 @@ http:
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	cmd := exec.Command(bin, "serve", confPath)
 	cmd.Env = append(os.Environ(), "OTEL_SDK_DISABLED=true", "OTEL_TRACES_EXPORTER=none")
 	cmd.Stdout, cmd.Stderr = out, out
@@ -230,20 +231,3 @@ func (r *Registry) Stop() {
 
 // Log returns what the registry printed.
 func (r *Registry) Log() string { return r.out.String() }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
