@@ -25,7 +25,7 @@ import (
 type httpServer struct {
 	cmd  *exec.Cmd
 	url  string
-	logs *syncBuffer // its stderr, line by line
+	logs *testutil.SyncBuffer // its stderr, line by line
 }
 
 // startHTTP runs hangar with args, which must make it serve HTTP on
@@ -42,7 +42,7 @@ func startHTTP(t *testing.T, args ...string) *httpServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	s := &httpServer{cmd: cmd, logs: new(syncBuffer)}
+	s := &httpServer{cmd: cmd, logs: new(testutil.SyncBuffer)}
 	urlRE := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`)
 	found := make(chan string, 1)
 	go func() {
@@ -151,7 +151,7 @@ func TestInfoQuietPerSession(t *testing.T) {
 	// stdio: one session, start to end.
 	cmd := exec.Command(hangar, "serve", legacy)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	cmd.Stderr = &logs
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "quiet-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -289,7 +289,7 @@ func TestExampleConfigServes(t *testing.T) {
 
 	cmd := exec.Command(hangar, "serve", "--config", cfg)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	cmd.Stderr = &logs
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -335,7 +335,7 @@ plugins:
 		cmd := exec.Command(hangar, append([]string{"client-config"}, args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), env...)
-		var o, e syncBuffer
+		var o, e testutil.SyncBuffer
 		cmd.Stdout, cmd.Stderr = &o, &e
 		err := cmd.Run()
 		code := 0
@@ -440,7 +440,7 @@ func TestStdinWhileServingHTTP(t *testing.T) {
 	cfg := writeConfig(t, "http:\n  addr: 127.0.0.1:0\nplugins:\n  - {name: p, path: "+testutil.BuildPlugin(t, "./internal/testplugins/legacy")+"}\n")
 	cmd := exec.Command(hangar, "serve", "--config", cfg)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	cmd.Stderr = &logs
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -33,7 +33,7 @@ import (
 // hangarProc is a `hangar serve` process.
 type hangarProc struct {
 	cmd  *exec.Cmd
-	logs *syncBuffer
+	logs *testutil.SyncBuffer
 	done chan struct{} // closed when the process has exited
 }
 
@@ -56,7 +56,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *hangarProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &hangarProc{cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
+	s := &hangarProc{cmd: cmd, logs: &testutil.SyncBuffer{}, done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {

@@ -28,7 +28,7 @@ import (
 // started is a `hangar serve` over stdio with a connected client.
 type started struct {
 	cs      *mcp.ClientSession
-	logs    *syncBuffer
+	logs    *testutil.SyncBuffer
 	changed chan string // list_changed notifications, by kind
 }
 
@@ -38,7 +38,7 @@ func startLogged(t *testing.T, xdg string, args ...string) *started {
 	t.Helper()
 	cmd := exec.Command(hangar, append([]string{"serve", "--log-level", "debug"}, args...)...)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+xdg)
-	s := &started{logs: &syncBuffer{}, changed: make(chan string, 16)}
+	s := &started{logs: &testutil.SyncBuffer{}, changed: make(chan string, 16)}
 	cmd.Stderr = s.logs
 	client := mcp.NewClient(&mcp.Implementation{Name: "startup-test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed <- "tools" },
@@ -262,7 +262,7 @@ func TestServeDownloadProgress(t *testing.T) {
 
 	cmd := exec.Command(hangar, "serve", "--config", cfg, "--cache-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir(), "SSL_CERT_FILE="+certFile)
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	cmd.Stderr = logs
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "download-test", Version: "1"}, nil).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
