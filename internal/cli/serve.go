@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/netutil"
 
 	"github.com/hangar-mcp/hangar/internal/config"
@@ -27,6 +26,7 @@ type serveFlags struct {
 	http    string
 	stdio   bool
 	offline bool
+	noFast  bool
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -35,6 +35,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.http, "http", "", "serve Streamable HTTP on this address (host:port), at path "+server.Path)
 	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout even if the configuration sets http.addr")
 	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in hangar.lock)")
+	fs.BoolVar(&f.noFast, "no-fast-path", false, "answer tools/call and resources/read through the MCP SDK too, not Hangar's faster path (same answers; for comparison)")
 }
 
 var serveCmd = &command{
@@ -126,7 +127,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(ctx, mounts(cfg.Plugins, plugins), &server.Options{Logger: log, Version: version()})
+	srv, err := server.New(ctx, mounts(cfg.Plugins, plugins), &server.Options{Logger: log, Version: version(), DisableFastPath: f.noFast})
 	if err != nil {
 		closeAll(ctx, plugins)
 		return err
@@ -157,7 +158,7 @@ func serveStdio(ctx context.Context, srv *server.Server, drainTimeout time.Durat
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.MCP().Run(runCtx, &mcp.StdioTransport{}) }()
+	go func() { errc <- srv.RunStdio(runCtx) }()
 	select {
 	case err := <-errc:
 		return err

@@ -23,38 +23,19 @@ func (s *Server) recovered(method string, err *error) {
 	}
 }
 
-// call describes the request being served to the plugin.
-func (s *Server) call(ctx context.Context, ss *mcp.ServerSession, meta mcp.Meta) *plugin.Call {
-	c := &plugin.Call{ID: requestID(ctx), Meta: meta}
-	if ss != nil {
-		c.Host = &sessionHost{ss: ss}
-	}
-	return c
+// toolHandler is the go-sdk's handler of every tool: the call is served by
+// callTool, as the fast path's calls are.
+func (s *Server) toolHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p := req.Params
+	return s.callTool(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "tools/call", p.Name), p.Name, p.Arguments)
 }
 
-func (m *mount) toolHandler(name string, schema *jsonschema.Resolved) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		defer m.srv.recovered("tools/call", &err)
-		args := req.Params.Arguments
-		if msg := validateArguments(schema, args); msg != "" {
-			return errorResult("invalid arguments for tool %q: %s", req.Params.Name, msg), nil
-		}
-		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
-		if err != nil {
-			return nil, err
-		}
-		defer end()
-		res, err = onCurrent(m, func(m *mount) (*mcp.CallToolResult, error) { return m.Plugin.CallTool(ctx, c, name, args) })
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, cancelled(ctx)
-			}
-			m.srv.logCallError(m.name, err)
-			return errorResult("%s", toolError(err)), nil
-		}
-		m.exposeContent(res.Content)
-		return res, nil
-	}
+// resourceHandler is the go-sdk's handler of every resource and resource
+// template: the read is served by readResource, as the fast path's reads
+// are.
+func (s *Server) resourceHandler(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	p := req.Params
+	return s.readResource(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "resources/read", p.URI), p.URI)
 }
 
 // validateArguments checks tool arguments against the tool's input schema
@@ -103,35 +84,10 @@ func (s *Server) logCallError(name string, err error) {
 	s.log.Warn("tool call failed", "plugin", name, "error", err)
 }
 
-func (m *mount) resourceHandler() mcp.ResourceHandler {
-	return func(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
-		defer m.srv.recovered("resources/read", &err)
-		uri := req.Params.URI
-		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
-		if err != nil {
-			return nil, err
-		}
-		defer end()
-		res, err = onCurrent(m, func(m *mount) (*mcp.ReadResourceResult, error) {
-			return m.Plugin.ReadResource(ctx, c, m.pluginURI(uri))
-		})
-		if err != nil {
-			return nil, requestError(err)
-		}
-		for _, c := range res.Contents {
-			if c == nil {
-				return nil, requestError(fmt.Errorf("%w: null entry in contents", plugin.ErrBadOutput))
-			}
-			m.exposeContents(c)
-		}
-		return res, nil
-	}
-}
-
 func (m *mount) promptHandler(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (res *mcp.GetPromptResult, err error) {
 		defer m.srv.recovered("prompts/get", &err)
-		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
+		ctx, c, end, err := m.srv.begin(ctx, m.srv.sdkRequest(req.Session, req.Extra, req.Params.Meta, "prompts/get", req.Params.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +194,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *m
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
 	params.Ref = &r
-	ctx, c, end, err := s.begin(ctx, req.Session, req.Extra, req.Params.Meta)
+	ctx, c, end, err := s.begin(ctx, s.sdkRequest(req.Session, req.Extra, req.Params.Meta, "completion/complete", ref.Name+ref.URI))
 	if err != nil {
 		return nil, err
 	}
@@ -255,10 +211,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *m
 func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) (err error) {
 	defer s.recovered("resources/subscribe", &err)
 	uri := req.Params.URI
-	s.mu.Lock()
-	_, ok := s.resources[uri]
-	s.mu.Unlock()
-	if ok || s.matchesTemplate(uri) {
+	if m, _ := s.lookupResource(uri); m != nil {
 		return nil
 	}
 	return mcp.ResourceNotFoundError(uri)
@@ -282,7 +235,10 @@ func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChanged
 		if req.Params != nil {
 			meta = req.Params.Meta
 		}
-		call := s.call(ctx, req.Session, meta)
+		call := &plugin.Call{Meta: meta} // a notification has no id
+		if req.Session != nil {
+			call.Host = &sessionHost{ss: req.Session}
+		}
 		go func() {
 			if err := m.Plugin.RootsListChanged(context.WithoutCancel(ctx), call); err != nil {
 				s.log.Warn("on_roots_list_changed failed", "plugin", m.name, "error", err)

@@ -11,9 +11,11 @@
 // owns the name; host imports made during a call reach the client of the
 // session that made it.
 //
-// Transports are separate from the handlers: serve [Server.MCP] over
-// stdio with mcp.StdioTransport, or over Streamable HTTP (and optionally
-// the legacy HTTP+SSE transport) with [Server.HTTPHandler].
+// Transports are separate from the handlers: serve the server over stdio
+// (or any stream) with [Server.RunStdio] or [Server.ConnectIO], or over
+// Streamable HTTP (and optionally the legacy HTTP+SSE transport) with
+// [Server.HTTPHandler]. In front of the go-sdk, a fast path of Hangar's own
+// answers tools/call and resources/read (fastpath.go).
 //
 // Each session is sent only what the protocol version it negotiated
 // defines (see versions.go): capabilities, content types and elicitation.
@@ -54,6 +56,11 @@ type Options struct {
 	// PageSize is the number of items a list answer holds; zero means the
 	// SDK default.
 	PageSize int
+	// DisableFastPath serves every request through the go-sdk, instead of
+	// answering tools/call and resources/read in front of it (see
+	// ConnectIO and HTTPHandler). The answers are the same; the fast path
+	// is faster.
+	DisableFastPath bool
 }
 
 // Server is an MCP server over a fixed set of plugins.
@@ -63,6 +70,8 @@ type Server struct {
 	mounts []*mount
 	calls  *tracker // calls in progress
 
+	noFastPath bool // Options.DisableFastPath
+
 	installMu sync.Mutex // serializes installing plugin sets
 
 	mu        sync.Mutex
@@ -70,6 +79,8 @@ type Server struct {
 	prompts   map[string]*mount
 	resources map[string]*mount // exposed URI -> owner
 	templates map[string]*mount // exposed URI template -> owner
+
+	templateOrder []compiledTemplate // templates, sorted; nil: to be made again
 }
 
 // mount is a Mount plus what the server has registered for it.
@@ -81,6 +92,11 @@ type mount struct {
 	seq     [4]uint64       // by plugin.ListKind, the Seq of the lists offered; guarded by srv.mu
 	updates resourceUpdates // resource-updated notifications not yet sent
 	retired bool            // replaced by a reload; guarded by srv.mu
+
+	// What the server registered for the plugin, by exposed name or URI
+	// (or URI template), for the requests that reach it; guarded by srv.mu.
+	toolEntries map[string]*toolEntry
+	mimeTypes   map[string]string // of resources and templates
 }
 
 // New lists every plugin and builds the server. It fails if two plugins
@@ -93,7 +109,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{log: o.Logger, calls: newTracker()}
+	s := &Server{log: o.Logger, calls: newTracker(), noFastPath: o.DisableFastPath}
 	ms, catalogs, err := s.prepare(ctx, mounts)
 	if err != nil {
 		return nil, err
@@ -109,7 +125,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		RootsListChangedHandler:   s.rootsListChanged,
 	})
 	s.mcp.AddReceivingMiddleware(adaptResults)
-	s.mcp.AddSendingMiddleware(adaptRequests)
+	s.mcp.AddSendingMiddleware(adaptRequests, s.fastSend)
 	s.install(ms, catalogs)
 	return s, nil
 }
@@ -132,7 +148,7 @@ func (s *Server) Reload(ctx context.Context, mounts []Mount) error {
 func (s *Server) prepare(ctx context.Context, mounts []Mount) ([]*mount, []*catalog, error) {
 	ms := make([]*mount, len(mounts))
 	for i, m := range mounts {
-		ms[i] = &mount{Mount: m, name: m.Plugin.Name(), srv: s}
+		ms[i] = &mount{Mount: m, name: m.Plugin.Name(), srv: s, toolEntries: map[string]*toolEntry{}, mimeTypes: map[string]string{}}
 	}
 	catalogs := make([]*catalog, len(ms))
 	var errs []error
@@ -167,6 +183,7 @@ func (s *Server) install(ms []*mount, catalogs []*catalog) {
 	prev := [4]map[string]*mount{s.tools, s.prompts, s.resources, s.templates}
 	s.tools, s.prompts = map[string]*mount{}, map[string]*mount{}
 	s.resources, s.templates = map[string]*mount{}, map[string]*mount{}
+	s.templateOrder = nil
 	s.mounts = ms
 	s.mu.Unlock()
 

@@ -1,0 +1,233 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path answers tools/call and resources/read itself, in front of
+// the go-sdk, which does everything else: initialize, lists,
+// subscriptions, completion, logging/setLevel, sessions. It exists because
+// the go-sdk's JSON decoding costs several times what a plugin call does
+// (docs/performance.md, RATIONALE.md "Why a fast path in front of the
+// go-sdk?").
+//
+// It is a recognizer, not a second implementation: it takes a message only
+// when it is sure of it (parseMessage), and only for a session the go-sdk
+// has initialized, a tool or resource some plugin serves, and an id no
+// other request in progress has; everything else goes to the go-sdk
+// unchanged. A call it takes is served by the same function the go-sdk's
+// handlers use (dispatch.go), and answered with the bytes the go-sdk would
+// write; what happens during the call (progress, logging, sampling,
+// elicitation, roots) goes through the go-sdk's session as for any call.
+// Both transports have one: fastpath_stdio.go and fastpath_http.go.
+
+// fastSession is the fast path's state for one MCP session.
+type fastSession struct {
+	srv *Server
+	ss  atomic.Pointer[mcp.ServerSession] // nil until the go-sdk connected it
+
+	mu      sync.Mutex
+	calls   map[jsonrpc.ID]context.CancelCauseFunc // the fast path's calls in progress
+	sdk     map[jsonrpc.ID]int                     // requests given to the go-sdk, not yet answered
+	pending map[jsonrpc.ID]chan *jsonrpc.Response  // (HTTP) server requests waiting for the client
+	seq     int64                                  // (HTTP) numbers server requests
+	running sync.WaitGroup                         // the fast path's calls in progress
+}
+
+func newFastSession(s *Server) *fastSession {
+	return &fastSession{
+		srv:     s,
+		calls:   map[jsonrpc.ID]context.CancelCauseFunc{},
+		sdk:     map[jsonrpc.ID]int{},
+		pending: map[jsonrpc.ID]chan *jsonrpc.Response{},
+	}
+}
+
+// ready returns the session if the fast path may serve its calls: it is
+// initialized, at a protocol version before 2026-07-28 (whose per-request
+// metadata and result types the go-sdk handles).
+func (fs *fastSession) ready() *mcp.ServerSession {
+	ss := fs.ss.Load()
+	if ss == nil || fs.srv.noFastPath {
+		return nil
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.ProtocolVersion >= "2026-07-28" {
+		return nil
+	}
+	return ss
+}
+
+// takes reports whether the fast path serves m: a call to a tool or a
+// resource some plugin serves. Unknown names and URIs are the go-sdk's to
+// refuse.
+func (s *Server) takes(m *message) bool {
+	if m.kind != msgCall {
+		return false
+	}
+	if m.method == "tools/call" {
+		mt, _ := s.lookupTool(m.key)
+		return mt != nil
+	}
+	mt, _ := s.lookupResource(m.key)
+	return mt != nil
+}
+
+// start registers a call the fast path takes, and returns its context,
+// which cancel cancels (notifications/cancelled), or false if a request
+// with its id is in progress (on either path). The caller calls release
+// when the call is answered and then running.Done.
+func (fs *fastSession) start(ctx context.Context, id jsonrpc.ID) (context.Context, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if _, busy := fs.calls[id]; busy {
+		return nil, false
+	}
+	if fs.sdk[id] > 0 {
+		return nil, false
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	fs.calls[id] = cancel
+	fs.running.Add(1)
+	return ctx, true
+}
+
+// release frees the id of a call start registered.
+func (fs *fastSession) release(id jsonrpc.ID) {
+	fs.mu.Lock()
+	cancel := fs.calls[id]
+	delete(fs.calls, id)
+	fs.mu.Unlock()
+	if cancel != nil {
+		cancel(nil)
+	}
+}
+
+// busy reports whether the fast path has a call with this id in progress.
+func (fs *fastSession) busy(id jsonrpc.ID) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	_, ok := fs.calls[id]
+	return ok
+}
+
+// cancel cancels the fast path's call with the given id, if any.
+func (fs *fastSession) cancel(id jsonrpc.ID, cause error) {
+	fs.mu.Lock()
+	c := fs.calls[id]
+	fs.mu.Unlock()
+	if c != nil {
+		c(cause)
+	}
+}
+
+// cancelAll cancels every call of the fast path.
+func (fs *fastSession) cancelAll(cause error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, c := range fs.calls {
+		c(cause)
+	}
+}
+
+// sdkStarted and sdkDone count a request given to the go-sdk, so that the
+// fast path does not take another with its id meanwhile.
+func (fs *fastSession) sdkStarted(id jsonrpc.ID) {
+	fs.mu.Lock()
+	fs.sdk[id]++
+	fs.mu.Unlock()
+}
+
+func (fs *fastSession) sdkDone(id jsonrpc.ID) {
+	fs.mu.Lock()
+	if n := fs.sdk[id]; n <= 1 {
+		delete(fs.sdk, id)
+	} else {
+		fs.sdk[id] = n - 1
+	}
+	fs.mu.Unlock()
+}
+
+// serve runs a call the fast path took and returns the JSON-RPC response
+// to send, as the go-sdk would have written it (nil if the result cannot be
+// marshaled: the go-sdk then sends nothing).
+func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *message, hr *httpRequest) []byte {
+	fastServed.Add(1)
+	rq := request{ss: ss, id: idString(m.id), hr: hr}
+	if m.meta != nil {
+		json.Unmarshal(m.meta, &rq.meta) // a valid object (parseMessage): it cannot fail
+	}
+	var (
+		res mcp.Result
+		err error
+	)
+	if m.method == "tools/call" {
+		var r *mcp.CallToolResult
+		if r, err = fs.srv.callTool(ctx, rq, m.key, m.args); err == nil {
+			if r.Content == nil {
+				r.Content = []mcp.Content{} // as the go-sdk does
+			}
+			res = adaptToolResult(ss, r)
+		}
+	} else {
+		res, err = fs.srv.readResource(ctx, rq, m.key)
+	}
+	if err != nil {
+		return encodeError(m.id, err)
+	}
+	b, err := encodeResult(m.id, res)
+	if err != nil {
+		fs.srv.log.Error("the result of "+m.method+" cannot be marshaled", "error", err)
+		return nil
+	}
+	return b
+}
+
+// fastServed counts the calls the fast path served (for tests).
+var fastServed atomic.Int64
+
+// bufs holds the buffers responses are encoded in.
+var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// encodeResult encodes a result response as the go-sdk does: the result
+// marshaled without HTML escaping, in a {"jsonrpc","id","result"} object.
+func encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
+	b := bufs.Get().(*bytes.Buffer)
+	defer bufs.Put(b)
+	b.Reset()
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	if err := marshalTo(b, id.Raw()); err != nil {
+		return nil, err
+	}
+	b.WriteString(`,"result":`)
+	if err := marshalTo(b, res); err != nil {
+		return nil, err
+	}
+	b.WriteByte('}')
+	return bytes.Clone(b.Bytes()), nil
+}
+
+// marshalTo appends v as JSON without HTML escaping, as the go-sdk
+// marshals results.
+func marshalTo(b *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
+}
+
+// encodeError encodes an error response, as the go-sdk does.
+func encodeError(id jsonrpc.ID, err error) []byte {
+	b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: err})
+	return b
+}

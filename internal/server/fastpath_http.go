@@ -1,0 +1,590 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path over Streamable HTTP sits between Hangar's HTTP checks
+// (guard, bounded) and the go-sdk's handler. It reads the body of each POST
+// to a session: a single tools/call or resources/read it takes is answered
+// here, on an event stream as the go-sdk writes one (the same headers, a
+// priming event for 2025-11-25, event ids that the go-sdk's resumption
+// replays from the same event store); everything else goes to the go-sdk,
+// body restored. What the call sends the client meanwhile goes on its
+// stream: notifications, and server requests (sampling, elicitation,
+// roots), whose answers arrive in later POSTs that the fast path takes
+// too. The fast path keeps the sessions' idle timeout, which counts the
+// requests of both paths.
+
+// maxBody is the go-sdk's limit on a POST's body; the fast path leaves
+// larger bodies to the go-sdk, which refuses them.
+const maxBody = mcp.DefaultMaxRequestBodyBytes
+
+// firstServerRequestID numbers the server requests made from the fast
+// path's calls, apart from the go-sdk's own (which count from 1).
+const firstServerRequestID = 1_000_000_000
+
+// httpFast is the fast path of one HTTP handler.
+type httpFast struct {
+	srv     *Server
+	next    http.Handler // the go-sdk's
+	store   mcp.EventStore
+	timeout time.Duration // sessions' idle timeout; zero: none
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession // by Mcp-Session-Id
+}
+
+// httpSession is the fast path's state for an HTTP session.
+type httpSession struct {
+	*fastSession
+	id     string
+	userID string        // who opened it, if the request was authenticated
+	closed chan struct{} // closed when the session ends
+
+	tmu   sync.Mutex // guards refs and timer
+	refs  int        // requests in progress
+	timer *time.Timer
+}
+
+func (s *Server) fastHTTP(next http.Handler, store mcp.EventStore, timeout time.Duration) *httpFast {
+	return &httpFast{srv: s, next: next, store: store, timeout: timeout, sessions: map[string]*httpSession{}}
+}
+
+func (h *httpFast) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(sessionIDHeader)
+	switch {
+	case r.Method == http.MethodPost && id == "":
+		h.next.ServeHTTP(w, r)
+		h.opened(w.Header().Get(sessionIDHeader), r)
+		return
+	case r.Method == http.MethodDelete && id != "":
+		h.next.ServeHTTP(w, r)
+		if hs := h.session(id); hs != nil && hs.owner(r) {
+			// The go-sdk closed the session, or it is gone.
+			h.closed(hs)
+		}
+		return
+	case r.Method != http.MethodPost:
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	hs := h.session(id)
+	if hs == nil || !hs.owner(r) || hs.ended() {
+		h.next.ServeHTTP(w, r) // the go-sdk refuses it
+		return
+	}
+	hs.startRequest()
+	defer hs.endRequest(h.timeout)
+	h.post(w, r, hs)
+}
+
+// opened registers the session a POST opened, if any.
+func (h *httpFast) opened(id string, r *http.Request) {
+	if id == "" {
+		return
+	}
+	var ss *mcp.ServerSession
+	for s := range h.srv.mcp.Sessions() {
+		if s.ID() == id {
+			ss = s
+			break
+		}
+	}
+	if ss == nil {
+		return
+	}
+	hs := &httpSession{fastSession: newFastSession(h.srv), id: id, closed: make(chan struct{})}
+	hs.ss.Store(ss)
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		hs.userID = ti.UserID
+	}
+	if h.timeout > 0 {
+		hs.timer = time.AfterFunc(h.timeout, func() {
+			ss.Close()
+			h.closed(hs)
+		})
+	}
+	h.mu.Lock()
+	h.sessions[id] = hs
+	h.mu.Unlock()
+	go func() {
+		ss.Wait()
+		h.closed(hs)
+	}()
+}
+
+func (h *httpFast) session(id string) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[id]
+}
+
+// closed forgets a session that ended.
+func (h *httpFast) closed(hs *httpSession) {
+	h.mu.Lock()
+	if h.sessions[hs.id] == hs {
+		delete(h.sessions, hs.id)
+	}
+	h.mu.Unlock()
+	hs.tmu.Lock()
+	defer hs.tmu.Unlock()
+	if hs.timer != nil {
+		hs.timer.Stop()
+		hs.timer = nil
+	}
+	if !hs.ended() {
+		close(hs.closed)
+	}
+}
+
+// ended reports whether the session ended.
+func (hs *httpSession) ended() bool {
+	select {
+	case <-hs.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// owner reports whether r may use the session: as the go-sdk checks, a
+// session opened by an authenticated user is that user's.
+func (hs *httpSession) owner(r *http.Request) bool {
+	if hs.userID == "" {
+		return true
+	}
+	ti := auth.TokenInfoFromContext(r.Context())
+	return ti != nil && ti.UserID == hs.userID
+}
+
+// startRequest and endRequest pause the session's idle timeout while a
+// request is in progress, as the go-sdk does for its own.
+func (hs *httpSession) startRequest() {
+	hs.tmu.Lock()
+	defer hs.tmu.Unlock()
+	if hs.timer != nil && hs.refs == 0 {
+		hs.timer.Stop()
+	}
+	hs.refs++
+}
+
+func (hs *httpSession) endRequest(timeout time.Duration) {
+	hs.tmu.Lock()
+	defer hs.tmu.Unlock()
+	hs.refs--
+	if hs.timer != nil && hs.refs == 0 {
+		hs.timer.Reset(timeout)
+	}
+}
+
+// post serves a POST to a known session, or gives it to the go-sdk.
+func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession) {
+	hr := h.srv.calls.request(r.Header.Get(requestHeader))
+	version, plain := plainPOST(r)
+	if !plain {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil || len(body) > maxBody {
+		h.next.ServeHTTP(w, r) // r.Body replays what was read: the go-sdk refuses it
+		return
+	}
+	b := bytes.Trim(body, " \t\r\n")
+	if len(b) > 0 && b[0] == '[' {
+		hr.record(batchRefs(b))
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	m := parseMessage(b)
+	switch m.kind {
+	case msgCall, msgRequest:
+		if m.kind == msgCall && hs.busy(m.id) {
+			// As the go-sdk, which has set the headers of an event stream.
+			eventStreamHeaders(w.Header())
+			writeRPCErrorID(w, http.StatusBadRequest, m.id, &jsonrpc.Error{
+				Code:    jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("duplicate in-flight request ID %v", m.id.Raw()),
+			})
+			return
+		}
+		hr.record([]callRef{{m.method, m.key, idString(m.id)}})
+		if ss := hs.ready(); ss != nil && h.srv.takes(&m) {
+			if ctx, ok := hs.start(context.WithoutCancel(r.Context()), m.id); ok {
+				h.serve(ctx, w, hs, ss, &m, hr, version)
+				return
+			}
+		}
+		hs.sdkStarted(m.id)
+		defer hs.sdkDone(m.id)
+	case msgCancel:
+		hs.cancel(m.id, nil)
+	case msgResponse:
+		if hs.deliver(m.id, b) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+	}
+	h.next.ServeHTTP(w, r)
+}
+
+// plainPOST reports whether the go-sdk would take a POST's headers (the
+// fast path's check is narrower), and returns its protocol version, or
+// the go-sdk's default.
+func plainPOST(r *http.Request) (string, bool) {
+	version := r.Header.Get("Mcp-Protocol-Version")
+	if version != "" && !slices.Contains(sessionProtocolVersions(), version) {
+		return "", false
+	}
+	if version == "" {
+		version = version20250326
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return "", false
+		}
+	}
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		return "", false
+	}
+	var jsonOK, eventsOK bool
+	for _, v := range r.Header.Values("Accept") {
+		for _, t := range strings.Split(v, ",") {
+			t, _, _ = strings.Cut(t, ";")
+			switch strings.ToLower(strings.TrimSpace(t)) {
+			case "application/json":
+				jsonOK = true
+			case "text/event-stream":
+				eventsOK = true
+			}
+		}
+	}
+	return version, jsonOK && eventsOK
+}
+
+// readBody reads r's body, up to one byte past maxBody, and leaves in
+// r.Body a reader that replays it (and, if it is longer, reads the rest).
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	rest := r.Body
+	switch {
+	case err != nil:
+		rest = io.NopCloser(errReader{err})
+	case len(body) <= maxBody:
+		rest = http.NoBody
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), rest), r.Body}
+	return body, err
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// batchRefs lists the calls of a batch.
+func batchRefs(b []byte) []callRef {
+	var msgs []json.RawMessage
+	if json.Unmarshal(b, &msgs) != nil {
+		return nil
+	}
+	var refs []callRef
+	for _, raw := range msgs {
+		if m := parseMessage(bytes.Trim(raw, " \t\r\n")); m.kind == msgCall || m.kind == msgRequest {
+			refs = append(refs, callRef{m.method, m.key, idString(m.id)})
+		}
+	}
+	return refs
+}
+
+// writeRPCErrorID answers an HTTP request with a JSON-RPC error, as the
+// go-sdk does.
+func writeRPCErrorID(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(encodeError(id, e))
+}
+
+// serve runs a call the fast path took and answers it on an event stream.
+func (h *httpFast) serve(ctx context.Context, w http.ResponseWriter, hs *httpSession, ss *mcp.ServerSession, m *message, hr *httpRequest, version string) {
+	defer hs.running.Done()
+	st := &eventStream{hs: hs, w: w, rc: http.NewResponseController(w), store: h.store, id: crand.Text(), last: -1}
+	if st.store != nil {
+		if err := st.store.Open(ctx, hs.id, st.id); err != nil {
+			hs.release(m.id)
+			http.Error(w, fmt.Sprintf("storing stream: %v", err), http.StatusInternalServerError)
+			return
+		}
+	}
+	eventStreamHeaders(w.Header())
+	if st.store != nil && version >= version20251125 {
+		st.prime(ctx)
+	}
+	resp := hs.serve(context.WithValue(ctx, streamKey{}, st), ss, m, hr)
+	hs.release(m.id)
+	select {
+	case <-hs.closed:
+		// The go-sdk lets a request go when its session ends, and Hangar
+		// then ends its stream as a broken one (bounded).
+		panic(http.ErrAbortHandler)
+	default:
+	}
+	if resp != nil {
+		st.send(ctx, resp, true)
+	}
+}
+
+// eventStreamHeaders sets the headers of the go-sdk's answer to a POST.
+func eventStreamHeaders(h http.Header) {
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+}
+
+// streamKey marks the context of a call the fast path serves over HTTP:
+// what the call sends the client goes on its stream (fastSend).
+type streamKey struct{}
+
+// eventStream is the event stream that answers a POST.
+type eventStream struct {
+	hs    *httpSession
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	store mcp.EventStore
+	id    string
+
+	mu   sync.Mutex
+	last int  // index of the last event
+	done bool // the answer is sent
+}
+
+var errStreamDone = fmt.Errorf("%w: write to closed stream", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"})
+
+// prime writes the priming event (2025-11-25), which lets a client resume
+// the stream before any message is sent on it.
+func (st *eventStream) prime(ctx context.Context) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.store.Append(ctx, st.hs.id, st.id, nil)
+	st.last++
+	st.event("prime", nil)
+}
+
+// send sends a message on the stream; final is the answer, after which
+// the stream takes nothing more.
+func (st *eventStream) send(ctx context.Context, data []byte, final bool) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return errStreamDone
+	}
+	select {
+	case <-st.hs.closed:
+		return errors.New("session is closed")
+	default:
+	}
+	st.done = final
+	stored := false
+	if st.store != nil {
+		stored = st.store.Append(ctx, st.hs.id, st.id, data) == nil
+	}
+	st.last++
+	if err := st.event("message", data); err != nil && !stored {
+		return fmt.Errorf("%w: undelivered message: %v", errStreamDone, err)
+	}
+	return nil
+}
+
+// event writes an event as the go-sdk does. st.mu must be held.
+func (st *eventStream) event(name string, data []byte) error {
+	b := bufs.Get().(*bytes.Buffer)
+	defer bufs.Put(b)
+	b.Reset()
+	b.WriteString("event: ")
+	b.WriteString(name)
+	if st.store != nil {
+		fmt.Fprintf(b, "\nid: %s_%d", st.id, st.last)
+	}
+	b.WriteString("\ndata: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	_, err := st.w.Write(b.Bytes())
+	st.rc.Flush()
+	return err
+}
+
+// fastSend is sending middleware: what a call the fast path serves over
+// HTTP sends the client goes on the call's event stream, where the go-sdk
+// would put it for its own calls. The go-sdk's session has already made
+// its checks (capabilities, log level, the version adaptations of
+// adaptRequests) and will make those on the result.
+func (s *Server) fastSend(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		st, _ := ctx.Value(streamKey{}).(*eventStream)
+		if st == nil || st.hs.ss.Load() != serverSession(req) {
+			return next(ctx, method, req)
+		}
+		var params any
+		if p := req.GetParams(); p != nil {
+			params = p
+		}
+		if strings.HasPrefix(method, "notifications/") {
+			data, err := encodeRequest(jsonrpc.ID{}, method, params)
+			if err != nil {
+				return nil, err
+			}
+			return nil, st.send(ctx, data, false)
+		}
+		res := newResult(method)
+		if res == nil {
+			return next(ctx, method, req)
+		}
+		return res, st.call(ctx, method, params, res)
+	}
+}
+
+// newResult is what a server request's result is decoded into, as the
+// go-sdk's session methods expect it; nil for requests the fast path
+// leaves to the go-sdk.
+func newResult(method string) mcp.Result {
+	switch method {
+	case "sampling/createMessage":
+		return &mcp.CreateMessageWithToolsResult{}
+	case "elicitation/create":
+		return &mcp.ElicitResult{}
+	case "roots/list":
+		return &mcp.ListRootsResult{}
+	}
+	return nil
+}
+
+// call sends a server request on the stream and waits for the client's
+// answer, which a later POST brings (deliver).
+func (st *eventStream) call(ctx context.Context, method string, params any, res mcp.Result) error {
+	hs := st.hs
+	ch := make(chan *jsonrpc.Response, 1)
+	hs.mu.Lock()
+	hs.seq++
+	id, _ := jsonrpc.MakeID(float64(firstServerRequestID + hs.seq))
+	hs.pending[id] = ch
+	hs.mu.Unlock()
+	defer func() {
+		hs.mu.Lock()
+		delete(hs.pending, id)
+		hs.mu.Unlock()
+	}()
+	data, err := encodeRequest(id, method, params)
+	if err == nil {
+		err = st.send(ctx, data, false)
+	}
+	if err != nil {
+		return fmt.Errorf("calling %q: %w", method, err)
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			return fmt.Errorf("calling %q: %w", method, resp.Error)
+		}
+		if err := json.Unmarshal(resp.Result, res); err != nil {
+			return fmt.Errorf("calling %q: %w", method, err)
+		}
+		return nil
+	case <-ctx.Done():
+		// As the go-sdk: tell the client, and give up.
+		if data, err := encodeRequest(jsonrpc.ID{}, "notifications/cancelled", &mcp.CancelledParams{Reason: ctx.Err().Error(), RequestID: id.Raw()}); err == nil {
+			st.send(context.WithoutCancel(ctx), data, false)
+		}
+		return ctx.Err()
+	case <-hs.closed:
+		return fmt.Errorf("%w: calling %q: the session ended", mcp.ErrConnectionClosed, method)
+	}
+}
+
+// deliver hands the client's answer to a server request of the fast path
+// to the call waiting for it, and reports whether one was.
+func (hs *httpSession) deliver(id jsonrpc.ID, body []byte) bool {
+	hs.mu.Lock()
+	ch := hs.pending[id]
+	delete(hs.pending, id)
+	hs.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	resp, ok := msg.(*jsonrpc.Response)
+	if err != nil || !ok {
+		resp = &jsonrpc.Response{ID: id, Error: fmt.Errorf("decoding the answer: %v", err)}
+	}
+	ch <- resp
+	return true
+}
+
+// encodeRequest encodes a request or notification (id not valid) as the
+// go-sdk does.
+func encodeRequest(id jsonrpc.ID, method string, params any) ([]byte, error) {
+	var raw json.RawMessage
+	if params != nil {
+		b := new(bytes.Buffer)
+		if err := marshalTo(b, params); err != nil {
+			return nil, err
+		}
+		raw = b.Bytes()
+	}
+	return jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: method, Params: raw})
+}
+
+// callRef is a call an HTTP request carries: its method, params.name or
+// params.uri, and JSON-RPC id.
+type callRef struct{ method, key, id string }
+
+// record notes the calls an HTTP request carries, before the go-sdk reads
+// them.
+func (hr *httpRequest) record(refs []callRef) {
+	if hr != nil {
+		hr.calls = refs
+	}
+}
+
+// idFor returns the id of the call with this method and key that the
+// request carries, or "" if it carries none or several.
+func (hr *httpRequest) idFor(method, key string) string {
+	id, n := "", 0
+	for _, c := range hr.calls {
+		if c.method == method && c.key == key {
+			id, n = c.id, n+1
+		}
+	}
+	if n != 1 {
+		return ""
+	}
+	return id
+}
+
+// request returns the HTTP request with the given token.
+func (t *tracker) request(tok string) *httpRequest {
+	if tok == "" {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.requests[tok]
+}
