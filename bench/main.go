@@ -84,7 +84,7 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 0, "measured time per cell (default 8s, -quick 1s)")
 	flag.StringVar(&levels, "c", "1,8,64", "concurrency levels")
 	var targets string
-	flag.StringVar(&targets, "targets", "", "throughput targets to run (default all): native,hangar-go,hangar-wat,node-go,node-wat")
+	flag.StringVar(&targets, "targets", "", "throughput targets to run (default all): native,hangar-go,hangar-wat,hangar-go-sdk,hangar-wat-sdk (Hangar with --no-fast-path),node-go,node-wat")
 	flag.StringVar(&sections, "sections", strings.Join(allSections, ","), "what to run: "+strings.Join(allSections, ","))
 	flag.IntVar(&o.runs, "runs", 0, "cold start runs per case (default 3, -quick 1)")
 	flag.DurationVar(&o.settle, "settle", -1, "after the 10-plugin load, wait this long and read Hangar's RSS again, to see idle instances closed (default 80s, -quick: skip)")

@@ -20,8 +20,11 @@ var styles = map[string]style{
 	"native":     {color.RGBA{40, 40, 40, 255}, false},
 	"hangar-go":  {color.RGBA{31, 100, 200, 255}, false},
 	"hangar-wat": {color.RGBA{31, 100, 200, 255}, true},
-	"node-go":    {color.RGBA{225, 110, 10, 255}, false},
-	"node-wat":   {color.RGBA{225, 110, 10, 255}, true},
+	// Hangar through the go-sdk only (--no-fast-path)
+	"hangar-go-sdk":  {color.RGBA{130, 170, 225, 255}, false},
+	"hangar-wat-sdk": {color.RGBA{130, 170, 225, 255}, true},
+	"node-go":        {color.RGBA{225, 110, 10, 255}, false},
+	"node-wat":       {color.RGBA{225, 110, 10, 255}, true},
 }
 
 var (

@@ -52,7 +52,7 @@ func ratio(a, b *cell) (float64, bool) {
 }
 
 func label(key string) string {
-	for _, t := range []target{tNative, tHangarGo, tHangarWAT, tNodeGo, tNodeWAT} {
+	for _, t := range allTargets {
 		if t.Key == key {
 			return t.Label
 		}
@@ -206,12 +206,14 @@ func (r *results) markdown() string {
 			}
 		}
 		fmt.Fprintf(&b, "\n### Ratios of throughput\n\n")
-		fmt.Fprintf(&b, "| transport | C | Hangar Go-PDK / native | Hangar WAT / native | Hangar Go-PDK / Node Go-PDK | Hangar WAT / Node WAT |\n")
-		fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "(b') is Hangar with `--no-fast-path`, every request through the go-sdk.\n\n")
+		fmt.Fprintf(&b, "| transport | C | Hangar Go-PDK / native | Hangar WAT / native | Hangar Go-PDK / Node Go-PDK | Hangar WAT / Node WAT | (b') Go-PDK / Node | (b') WAT / Node | Go-PDK: (b) / (b') | WAT: (b) / (b') |\n")
+		fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, tr := range []string{"http", "stdio"} {
 			for _, c := range r.Levels {
 				cols := []string{}
-				for _, p := range [][2]string{{"hangar-go", "native"}, {"hangar-wat", "native"}, {"hangar-go", "node-go"}, {"hangar-wat", "node-wat"}} {
+				for _, p := range [][2]string{{"hangar-go", "native"}, {"hangar-wat", "native"}, {"hangar-go", "node-go"}, {"hangar-wat", "node-wat"},
+					{"hangar-go-sdk", "node-go"}, {"hangar-wat-sdk", "node-wat"}, {"hangar-go", "hangar-go-sdk"}, {"hangar-wat", "hangar-wat-sdk"}} {
 					if x, ok := ratio(r.cell(tr, p[0], c), r.cell(tr, p[1], c)); ok {
 						if p[1] == "native" {
 							cols = append(cols, fmt.Sprintf("%.0f%%", 100*x))

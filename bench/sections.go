@@ -65,7 +65,7 @@ type memLoad struct {
 }
 
 func (e *env) byKey(key string) target {
-	for _, t := range []target{tNative, tHangarGo, tHangarWAT, tNodeGo, tNodeWAT} {
+	for _, t := range allTargets {
 		if t.Key == key {
 			return t
 		}
