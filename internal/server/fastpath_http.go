@@ -71,8 +71,11 @@ func (h *httpFast) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(sessionIDHeader)
 	switch {
 	case r.Method == http.MethodPost && id == "":
-		h.next.ServeHTTP(w, r)
-		h.opened(w.Header().Get(sessionIDHeader), r)
+		// The session is known before the client has the answer that
+		// names it, and so before its next request.
+		ow := &openingWriter{ResponseWriter: w, open: func() { h.opened(w.Header().Get(sessionIDHeader), r) }}
+		h.next.ServeHTTP(ow, r)
+		ow.opened()
 		return
 	case r.Method == http.MethodDelete && id != "":
 		h.next.ServeHTTP(w, r)
@@ -86,14 +89,48 @@ func (h *httpFast) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hs := h.session(id)
-	if hs == nil || !hs.owner(r) || hs.ended() {
+	if hs != nil && (!hs.owner(r) || hs.ended()) {
 		h.next.ServeHTTP(w, r) // the go-sdk refuses it
 		return
 	}
-	hs.startRequest()
-	defer hs.endRequest(h.timeout)
+	if hs != nil {
+		hs.startRequest()
+		defer hs.endRequest(h.timeout)
+	}
 	h.post(w, r, hs)
 }
+
+// openingWriter is the writer of a POST that may open a session: the
+// session is registered before the first byte of the answer is written.
+type openingWriter struct {
+	http.ResponseWriter
+	open func()
+	done bool
+}
+
+func (w *openingWriter) opened() {
+	if !w.done {
+		w.done = true
+		w.open()
+	}
+}
+
+func (w *openingWriter) WriteHeader(code int) {
+	w.opened()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *openingWriter) Write(p []byte) (int, error) {
+	w.opened()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *openingWriter) Flush() {
+	w.opened()
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *openingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // opened registers the session a POST opened, if any.
 func (h *httpFast) opened(id string, r *http.Request) {
@@ -194,7 +231,9 @@ func (hs *httpSession) endRequest(timeout time.Duration) {
 	}
 }
 
-// post serves a POST to a known session, or gives it to the go-sdk.
+// post serves a POST to a session, or gives it to the go-sdk, having noted
+// the ids of the calls it carries. hs is nil if the session is not (or not
+// yet) known: its POSTs go to the go-sdk.
 func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession) {
 	hr := h.srv.calls.request(r.Header.Get(requestHeader))
 	version, plain := plainPOST(r)
@@ -214,6 +253,13 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 		return
 	}
 	m := parseMessage(b)
+	if hs == nil {
+		if m.kind == msgCall || m.kind == msgRequest {
+			hr.record([]callRef{{m.method, m.key, idString(m.id)}})
+		}
+		h.next.ServeHTTP(w, r)
+		return
+	}
 	switch m.kind {
 	case msgCall, msgRequest:
 		if m.kind == msgCall && hs.busy(m.id) {
@@ -250,7 +296,7 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 // the go-sdk's default.
 func plainPOST(r *http.Request) (string, bool) {
 	version := r.Header.Get("Mcp-Protocol-Version")
-	if version != "" && !slices.Contains(sessionProtocolVersions(), version) {
+	if version != "" && !slices.Contains(protocolVersions, version) {
 		return "", false
 	}
 	if version == "" {
@@ -386,7 +432,7 @@ func (st *eventStream) prime(ctx context.Context) {
 	defer st.mu.Unlock()
 	st.store.Append(ctx, st.hs.id, st.id, nil)
 	st.last++
-	st.event("prime", nil)
+	st.event("prime", nil, true)
 }
 
 // send sends a message on the stream; final is the answer, after which
@@ -408,14 +454,17 @@ func (st *eventStream) send(ctx context.Context, data []byte, final bool) error 
 		stored = st.store.Append(ctx, st.hs.id, st.id, data) == nil
 	}
 	st.last++
-	if err := st.event("message", data); err != nil && !stored {
+	// The answer is not flushed: the handler returns at once, and the
+	// server writes it with the end of the response, in one write.
+	if err := st.event("message", data, !final); err != nil && !stored {
 		return fmt.Errorf("%w: undelivered message: %v", errStreamDone, err)
 	}
 	return nil
 }
 
-// event writes an event as the go-sdk does. st.mu must be held.
-func (st *eventStream) event(name string, data []byte) error {
+// event writes an event as the go-sdk does, and flushes it if flush is
+// set. st.mu must be held.
+func (st *eventStream) event(name string, data []byte, flush bool) error {
 	b := bufs.Get().(*bytes.Buffer)
 	defer bufs.Put(b)
 	b.Reset()
@@ -428,7 +477,9 @@ func (st *eventStream) event(name string, data []byte) error {
 	b.Write(data)
 	b.WriteString("\n\n")
 	_, err := st.w.Write(b.Bytes())
-	st.rc.Flush()
+	if flush {
+		st.rc.Flush()
+	}
 	return err
 }
 

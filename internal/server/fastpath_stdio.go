@@ -182,6 +182,10 @@ func (r *lineReader) route(line []byte) {
 		r.pass(line)
 		return
 	}
+	if r.st.srv.noFastPath {
+		r.pass(line)
+		return
+	}
 	m := parseMessage(body)
 	switch m.kind {
 	case msgCall, msgRequest:
@@ -216,22 +220,32 @@ func (st *ioStream) serve(ctx context.Context, ss *mcp.ServerSession, m message)
 }
 
 // lineWriter is the stream's writer, shared by the go-sdk and the fast
-// path.
+// path. The fast path's answers are written by whichever call is writing
+// already, several at a time (a call that finds none writing writes its
+// own, and those queued meanwhile).
 type lineWriter struct {
 	st  *ioStream
 	dst io.WriteCloser
 
-	mu     sync.Mutex
-	broken error // a write failed
+	wmu sync.Mutex // held while writing to dst
+
+	mu      sync.Mutex // guards what follows
+	queue   []byte     // the fast path's answers, waiting
+	spare   []byte     // a buffer for the queue
+	writing bool       // a call is writing the queue
+	broken  error      // a write failed
+	closed  bool
 }
 
 // Write writes a message of the go-sdk's.
 func (w *lineWriter) Write(p []byte) (int, error) {
-	if id, ok := responseID(p); ok {
-		w.st.fs.sdkDone(id)
+	if !w.st.srv.noFastPath {
+		if id, ok := responseID(p); ok {
+			w.st.fs.sdkDone(id)
+		}
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	return w.dst.Write(p)
 }
 
@@ -240,14 +254,28 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // own when a write fails, and the fast path takes no more.
 func (w *lineWriter) writeMessage(b []byte) {
 	w.mu.Lock()
-	_, err := w.dst.Write(append(b, '\n'))
-	if err != nil && w.broken == nil {
-		w.broken = err
+	w.queue = append(append(w.queue, b...), '\n')
+	if w.writing {
+		w.mu.Unlock()
+		return
 	}
+	w.writing = true
+	for len(w.queue) > 0 && !w.closed {
+		buf := w.queue
+		w.queue = w.spare[:0]
+		w.mu.Unlock()
+		w.wmu.Lock()
+		_, err := w.dst.Write(buf)
+		w.wmu.Unlock()
+		w.mu.Lock()
+		w.spare = buf
+		if err != nil && w.broken == nil {
+			w.broken = err
+			go w.st.fs.cancelAll(fmt.Errorf("%w: %v", errServerClosing, err))
+		}
+	}
+	w.writing = false
 	w.mu.Unlock()
-	if err != nil {
-		w.st.fs.cancelAll(fmt.Errorf("%w: %v", errServerClosing, err))
-	}
 }
 
 // ok reports whether the stream takes writes.
@@ -264,6 +292,15 @@ var errServerClosing = &jsonrpc.Error{Code: -32004, Message: "server is closing"
 // go-sdk closes it when its own are.
 func (w *lineWriter) Close() error {
 	w.st.fs.running.Wait()
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.mu.Lock()
+	queued := w.queue
+	w.queue, w.closed = nil, true
+	w.mu.Unlock()
+	if len(queued) > 0 {
+		w.dst.Write(queued)
+	}
 	return w.dst.Close()
 }
 

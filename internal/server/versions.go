@@ -50,11 +50,14 @@ func sessionVersion(ss *mcp.ServerSession) string {
 	if p == nil {
 		return ""
 	}
-	if slices.Contains(sessionProtocolVersions(), p.ProtocolVersion) {
+	if slices.Contains(protocolVersions, p.ProtocolVersion) {
 		return p.ProtocolVersion
 	}
 	return lastSessionProtocol
 }
+
+// protocolVersions is sessionProtocolVersions, once.
+var protocolVersions = sessionProtocolVersions()
 
 // serverSession is the server session a request belongs to, or nil.
 func serverSession(req mcp.Request) *mcp.ServerSession {
