@@ -162,10 +162,18 @@ func TestChecks(t *testing.T) {
 		"Warm start, 10 plugins: first tools/list answer < 300 ms":              true,
 		"Cold start bounded by compilation, done in parallel":                   true,
 		"p99 < 5× p50 at C=64 (Hangar)":                                         true,
+		"Hangar / Node peer at C=64: HTTP ≥ 2×, stdio ≥ 1×":                     true,
 	}
 	for name, pass := range want {
 		if p, ok := got[name]; !ok || p != pass {
 			t.Errorf("%s: got %v (present %v), want %v", name, p, ok, pass)
+		}
+	}
+	// A stdio pair under 1× fails the MCP layer's target.
+	r.Cells[len(r.Cells)-2].Throughput = 1000 // stdio node-go at C=64
+	for _, c := range r.checks() {
+		if strings.HasPrefix(c.Name, "Hangar / Node peer") && c.Pass {
+			t.Errorf("MCP layer target passes with a 0.7× ratio: %s", c.Detail)
 		}
 	}
 	// One slow pair fails the 3× target.

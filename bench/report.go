@@ -95,6 +95,29 @@ func (r *results) checks() []check {
 			out = append(out, check{"Hangar ≥ 3× the Node peer's throughput at C=8 and C=64", pass, strings.Join(parts, "; ")})
 		}
 	}
+	// The MCP layer (issue 10): b / c at the top level, HTTP >= 2x and
+	// stdio >= 1x.
+	{
+		var parts []string
+		pass, any := true, false
+		for _, tr := range []string{"http", "stdio"} {
+			want := map[string]float64{"http": 2, "stdio": 1}[tr]
+			for _, p := range pairs {
+				x, ok := ratio(r.cell(tr, p[0], top), r.cell(tr, p[1], top))
+				if !ok {
+					continue
+				}
+				any = true
+				if x < want {
+					pass = false
+				}
+				parts = append(parts, fmt.Sprintf("%s %s: %.1f×", tr, short(p[0]), x))
+			}
+		}
+		if any {
+			out = append(out, check{fmt.Sprintf("Hangar / Node peer at C=%d: HTTP ≥ 2×, stdio ≥ 1×", top), pass, strings.Join(parts, "; ")})
+		}
+	}
 	// b >= 60% of a at the top level.
 	{
 		var parts []string

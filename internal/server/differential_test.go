@@ -171,6 +171,9 @@ type transcriber interface {
 	// send sends a message that gets no answer of its own; it returns what
 	// the transport answered, if anything.
 	send(msg string) []string
+	// start opens the session at the given protocol version (initialize,
+	// notifications/initialized) and returns the answer to initialize.
+	start(version string) []string
 }
 
 // runScript runs the script on a session and returns its transcript, step
@@ -235,58 +238,53 @@ func compare(t *testing.T, fast, sdk [][]string) {
 	}
 }
 
-func TestFastPathMatchesSDKOverStdio(t *testing.T) {
+// differential runs the script on a session of each server, opened by
+// open, at each version, then what finish adds, and compares.
+func differential(t *testing.T, open func(*testing.T, diffTarget) transcriber, finish func(transcriber, string) [][]string) {
 	tgs := diffTargets(t)
 	for _, version := range versions {
 		t.Run(version, func(t *testing.T) {
 			var runs [2][][]string
 			for i, tg := range tgs {
-				c := newRawIO(t, tg.s)
-				c.exchange(initialize(version), "1")
-				c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				c := open(t, tg)
+				init := c.start(version)
 				var served int64
 				runs[i], served = runScript(t, tg, c, version)
 				if want := map[int]int64{0: fastSteps(version), 1: 0}[i]; served != want {
 					t.Errorf("%s: the fast path served %d calls, want %d", tg.name, served, want)
 				}
-				if version >= "2025-06-18" {
-					// The go-sdk ends a session that sends a batch at this
-					// version.
-					runs[i] = append(runs[i], c.exchange(`[`+call(99, "test_simple_text", `{}`)+`]`, "never"))
-				}
+				runs[i] = append(append(runs[i], init), finish(c, version)...)
 			}
 			compare(t, runs[0], runs[1])
 		})
 	}
 }
 
-func TestFastPathMatchesSDKOverHTTP(t *testing.T) {
-	tgs := diffTargets(t)
-	for _, version := range versions {
-		t.Run(version, func(t *testing.T) {
-			var runs [2][][]string
-			for i, tg := range tgs {
-				c := &rawHTTP{t: t, url: serveHTTP(t, tg.s, nil), hc: &http.Client{Transport: &http.Transport{}}}
-				init := c.exchange(initialize(version), "1")
-				c.version = version
-				c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-				var served int64
-				runs[i], served = runScript(t, tg, c, version)
-				runs[i] = append(runs[i], init)
-				if want := map[int]int64{0: fastSteps(version), 1: 0}[i]; served != want {
-					t.Errorf("%s: the fast path served %d calls, want %d", tg.name, served, want)
-				}
-				// Resumption: the events of a finished stream replay from the
-				// event store, whichever path wrote them.
-				if version >= "2025-11-25" {
-					runs[i] = append(runs[i], c.replay(call(40, "test_tool_with_progress", `{}`)))
-				}
-				runs[i] = append(runs[i], c.del())
-				runs[i] = append(runs[i], c.exchange(call(41, "test_simple_text", `{}`), "41")) // after DELETE: 404
+func TestFastPathMatchesSDKOverStdio(t *testing.T) {
+	differential(t, func(t *testing.T, tg diffTarget) transcriber { return newRawIO(t, tg.s) },
+		func(c transcriber, version string) [][]string {
+			if version < "2025-06-18" {
+				return nil
 			}
-			compare(t, runs[0], runs[1])
+			// The go-sdk ends a session that sends a batch at this version.
+			return [][]string{c.exchange(`[`+call(99, "test_simple_text", `{}`)+`]`, "never")}
 		})
-	}
+}
+
+func TestFastPathMatchesSDKOverHTTP(t *testing.T) {
+	differential(t, func(t *testing.T, tg diffTarget) transcriber {
+		return &rawHTTP{t: t, url: serveHTTP(t, tg.s, nil), hc: &http.Client{Transport: &http.Transport{}}}
+	}, func(tr transcriber, version string) [][]string {
+		c := tr.(*rawHTTP)
+		var out [][]string
+		// Resumption: the events of a finished stream replay from the event
+		// store, whichever path wrote them.
+		if version >= "2025-11-25" {
+			out = append(out, c.replay(call(40, "test_tool_with_progress", `{}`)))
+		}
+		out = append(out, c.del())
+		return append(out, c.exchange(call(41, "test_simple_text", `{}`), "41")) // after DELETE: 404
+	})
 }
 
 // rawIO speaks JSON-RPC over a stream served with ConnectIO.
@@ -331,6 +329,12 @@ func (c *rawIO) send(msg string) []string {
 }
 
 func (c *rawIO) exchange(msg, id string) []string { return c.begin(msg, id)() }
+
+func (c *rawIO) start(version string) []string {
+	init := c.exchange(initialize(version), "1")
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return init
+}
 
 func (c *rawIO) begin(msg, id string) func() []string {
 	c.write(msg)
@@ -434,6 +438,13 @@ func (c *rawHTTP) send(msg string) []string {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return []string{"send: " + head(resp) + " " + string(body)}
+}
+
+func (c *rawHTTP) start(version string) []string {
+	init := c.exchange(initialize(version), "1")
+	c.version = version
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return init
 }
 
 func (c *rawHTTP) begin(msg, id string) func() []string {

@@ -149,8 +149,7 @@ func TestStdioFramingMatchesSDK(t *testing.T) {
 	var runs [2][][]string
 	for i, tg := range tgs {
 		c := newRawIO(t, tg.s)
-		c.exchange(initialize("2025-11-25"), "1")
-		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		c.start("2025-11-25")
 		before := server.FastServed()
 		var want int64
 		for _, st := range steps {
@@ -206,9 +205,7 @@ func TestRequestIDReachesPlugins(t *testing.T) {
 		// In a batch (2025-03-26), a call's id reaches the plugin when the
 		// batch has no other call of the same tool.
 		c := &rawHTTP{t: t, url: ts.URL + server.Path, hc: http.DefaultClient}
-		c.exchange(initialize("2025-03-26"), "1")
-		c.version = "2025-03-26"
-		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		c.start("2025-03-26")
 		for _, tc := range []struct {
 			batch string
 			want  []string
