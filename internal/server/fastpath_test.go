@@ -18,6 +18,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/server"
+	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // TestFastPathMatchesSDKClients drives both servers of the differential
@@ -275,5 +276,46 @@ func TestIdleTimeoutCountsFastCalls(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a call to the expired session: %d, want 404", resp.StatusCode)
+	}
+}
+
+// BenchmarkCall measures a tools/call of a cheap tool end to end, over
+// stdio and HTTP, with and without the fast path (go test -bench Call
+// -benchmem ./internal/server): the difference is the MCP layer.
+func BenchmarkCall(b *testing.B) {
+	for _, transport := range []string{"stdio", "http"} {
+		for _, disable := range []bool{false, true} {
+			name := transport + "/fast"
+			if disable {
+				name = transport + "/go-sdk"
+			}
+			b.Run(name, func(b *testing.B) {
+				p := loadPlugin(b, "conformance", testutil.BuildPlugin(b, "./examples/conformance"), config.Limits{})
+				s, err := server.New(context.Background(), []server.Mount{{Plugin: p}}, &server.Options{Logger: quietLogger(), DisableFastPath: disable})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var cs *mcp.ClientSession
+				if transport == "stdio" {
+					cs = connectClient(b, s, mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil))
+				} else {
+					ts := httptest.NewServer(s.HTTPHandler(nil))
+					b.Cleanup(ts.Close)
+					cs, err = mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + server.Path, MaxRetries: -1}, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { cs.Close() })
+				}
+				params := &mcp.CallToolParams{Name: "test_simple_text", Arguments: map[string]any{}}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := cs.CallTool(context.Background(), params); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

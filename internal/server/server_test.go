@@ -54,14 +54,14 @@ func sharedEngine(tb testing.TB) *plugin.Engine {
 }
 
 // loadPlugin compiles the module at path into a plugin named name.
-func loadPlugin(t *testing.T, name, path string, limits config.Limits) *plugin.Plugin {
+func loadPlugin(t testing.TB, name, path string, limits config.Limits) *plugin.Plugin {
 	t.Helper()
 	return loadWith(t, name, path, limits, quietLogger())
 }
 
 // loadWith is loadPlugin logging to log; the plugin is closed at the end of
 // the test.
-func loadWith(t *testing.T, name, path string, limits config.Limits, log *slog.Logger) *plugin.Plugin {
+func loadWith(t testing.TB, name, path string, limits config.Limits, log *slog.Logger) *plugin.Plugin {
 	t.Helper()
 	e := sharedEngine(t)
 	wasm, err := os.ReadFile(path)
@@ -97,7 +97,7 @@ func connect(t *testing.T, s *server.Server, copts *mcp.ClientOptions) *mcp.Clie
 }
 
 // connectClient connects an existing client to s over an in-memory stream.
-func connectClient(t *testing.T, s *server.Server, c *mcp.Client) *mcp.ClientSession {
+func connectClient(t testing.TB, s *server.Server, c *mcp.Client) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	sc, cc := net.Pipe()
