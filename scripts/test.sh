@@ -28,6 +28,8 @@ fuzz() { # target package count
 	go test -run '^$' -fuzz "^$1\$" -fuzztime "${HANGAR_FUZZTIME:-$3}" "$2"
 }
 fuzz FuzzJSONRPC ./internal/server 300x
+fuzz FuzzParseMessage ./internal/server 200000x
+fuzz FuzzToolResult ./internal/plugin 200000x
 fuzz FuzzPluginOutput ./internal/plugin 20000x
 fuzz FuzzHostAllowed ./internal/plugin 150000x
 fuzz FuzzSplitEnvelope ./pdk 1000000x
