@@ -26,7 +26,8 @@ import (
 // handlers use (dispatch.go), and answered with the bytes the go-sdk would
 // write; what happens during the call (progress, logging, sampling,
 // elicitation, roots) goes through the go-sdk's session as for any call.
-// Both transports have one: fastpath_stdio.go and fastpath_http.go.
+// Both transports have one: fastpath_stdio.go, and fastpath_http.go with
+// fastpath_stream.go; the parser is in fastpath_parse.go.
 
 // fastSession is the fast path's state for one MCP session.
 type fastSession struct {
