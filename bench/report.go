@@ -206,6 +206,9 @@ func (r *results) markdown() string {
 	m := r.Machine
 	fmt.Fprintf(&b, "## Results\n\n")
 	fmt.Fprintf(&b, "Command: `%s` (warm-up %s, measured %s per cell; run took %s)\n\n", r.Command, r.Warmup, r.Measure, r.Elapsed)
+	if r.Turns > 1 {
+		fmt.Fprintf(&b, "Throughput measured in %d rounds in which the targets took turns, all servers running: a cell adds up its rounds (calls over measured time; p50 and p99 are the medians of the rounds').\n\n", r.Turns)
+	}
 	fmt.Fprintf(&b, "Machine: %s, %d cores, %s, %s; %s; Node %s; Hangar %s; load average %s at the start, %s at the end\n\n",
 		m.CPU, m.Cores, m.Memory, m.Kernel, m.Go, orDash(m.Node), orDash(m.Commit), orDash(m.LoadStart), orDash(m.LoadEnd))
 
