@@ -35,6 +35,7 @@ type catalog struct {
 type toolEntry struct {
 	tool   *mcp.Tool
 	schema *jsonschema.Resolved
+	simple *simpleSchema // nil unless the schema is simple
 }
 
 // list reads the selected lists from the plugin.
@@ -56,7 +57,7 @@ func (m *mount) catalogOf(l *plugin.Lists) *catalog {
 			m.srv.log.Error("ignoring tool with an invalid input schema", "plugin", m.name, "tool", t.Name, "error", err)
 			continue
 		}
-		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema})
+		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema, simple: simplify(t.InputSchema)})
 	}
 	return c
 }

@@ -386,16 +386,16 @@ func (h *httpFast) serve(ctx context.Context, w http.ResponseWriter, hs *httpSes
 	}
 	resp := hs.serve(context.WithValue(ctx, streamKey{}, st), ss, m, hr)
 	hs.release(m.id)
-	select {
-	case <-hs.closed:
+	if hs.ended() {
 		// The go-sdk lets a request go when its session ends, and Hangar
 		// then ends its stream as a broken one (bounded).
+		st.finish()
 		panic(http.ErrAbortHandler)
-	default:
 	}
 	if resp != nil {
 		st.send(ctx, resp, true)
 	}
+	st.finish()
 }
 
 // callRef is a call an HTTP request carries: its method, params.name or

@@ -184,6 +184,15 @@ func cancelledID(params []byte) (jsonrpc.ID, bool) {
 // seenKeys records the keys of an object, to refuse duplicates.
 type seenKeys []string
 
+func (k seenKeys) has(key string) bool {
+	for _, s := range k {
+		if s == key {
+			return true
+		}
+	}
+	return false
+}
+
 func (k *seenKeys) add(key string) bool {
 	for _, s := range *k {
 		if s == key {

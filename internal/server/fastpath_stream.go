@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,21 +39,50 @@ type eventStream struct {
 	store mcp.EventStore
 	id    string
 
-	mu   sync.Mutex
-	last int  // index of the last event
-	done bool // the answer is sent
+	mu       sync.Mutex
+	last     int         // index of the last event
+	done     bool        // the answer is sent, or the handler returns
+	unsent   bool        // an event is written but not flushed
+	primeDue *time.Timer // flushes the priming event
 }
 
 var errStreamDone = fmt.Errorf("%w: write to closed stream", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"})
 
+// primeDelay is how long the priming event may wait for the first message
+// of the stream, to leave with it.
+const primeDelay = 100 * time.Millisecond
+
 // prime writes the priming event (2025-11-25), which lets a client resume
-// the stream before any message is sent on it.
+// the stream before any message is sent on it. The go-sdk flushes it at
+// once, which costs a write (on each side) more per call; here it leaves
+// with the first message, or after primeDelay if the call takes longer.
+// A stream that breaks earlier could not be resumed anyway: its call is
+// cancelled (bounded).
 func (st *eventStream) prime(ctx context.Context) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.store.Append(ctx, st.hs.id, st.id, nil)
 	st.last++
-	st.event("prime", nil, true)
+	st.event("prime", nil, false)
+	st.primeDue = time.AfterFunc(primeDelay, func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if !st.done && st.unsent {
+			st.rc.Flush()
+			st.unsent = false
+		}
+	})
+}
+
+// finish ends the stream's use of the response, before the handler
+// returns.
+func (st *eventStream) finish() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.done = true
+	if st.primeDue != nil {
+		st.primeDue.Stop()
+	}
 }
 
 // send sends a message on the stream; final is the answer, after which
@@ -97,6 +127,7 @@ func (st *eventStream) event(name string, data []byte, flush bool) error {
 	b.Write(data)
 	b.WriteString("\n\n")
 	_, err := st.w.Write(b.Bytes())
+	st.unsent = !flush
 	if flush {
 		st.rc.Flush()
 	}
