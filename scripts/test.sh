@@ -31,6 +31,7 @@ fuzz FuzzJSONRPC ./internal/server 300x
 fuzz FuzzParseMessage ./internal/server 200000x
 fuzz FuzzToolResult ./internal/plugin 200000x
 fuzz FuzzSimpleSchema ./internal/server 200000x
+fuzz FuzzPlainResult ./internal/server 100000x
 fuzz FuzzPluginOutput ./internal/plugin 20000x
 fuzz FuzzHostAllowed ./internal/plugin 150000x
 fuzz FuzzSplitEnvelope ./pdk 1000000x

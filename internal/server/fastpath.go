@@ -208,11 +208,58 @@ func encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
 		return nil, err
 	}
 	b.WriteString(`,"result":`)
-	if err := marshalTo(b, res); err != nil {
-		return nil, err
+	if tr, ok := res.(*mcp.CallToolResult); !ok || !appendPlainResult(b, tr) {
+		if err := marshalTo(b, res); err != nil {
+			return nil, err
+		}
 	}
 	b.WriteByte('}')
 	return bytes.Clone(b.Bytes()), nil
+}
+
+// appendPlainResult appends a tool result made only of plain text blocks
+// as the go-sdk marshals it (through json.Marshal, so with HTML escaping),
+// and reports whether it did; marshalTo takes any other result.
+// FuzzPlainResult checks the two write alike.
+func appendPlainResult(b *bytes.Buffer, r *mcp.CallToolResult) bool {
+	if len(r.Meta) != 0 || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
+		return false
+	}
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); !ok || t == nil || len(t.Meta) != 0 || t.Annotations != nil {
+			return false
+		}
+	}
+	b.WriteString(`{"content":[`)
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"type":"text","text":`)
+		appendJSONString(b, c.(*mcp.TextContent).Text)
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	if r.IsError {
+		b.WriteString(`,"isError":true`)
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// appendJSONString appends s as json.Marshal encodes it: directly if it is
+// printable ASCII that needs no escape, else through json.Marshal.
+func appendJSONString(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string cannot fail
+			b.Write(q)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // marshalTo appends v as JSON without HTML escaping, as the go-sdk

@@ -208,3 +208,24 @@ func TestJSONScan(t *testing.T) {
 		t.Fatal("not at top after the value")
 	}
 }
+
+// FuzzPlainResult checks the direct encoding of plain text results
+// against the go-sdk's marshaling: the same bytes.
+func FuzzPlainResult(f *testing.F) {
+	for _, s := range []string{"hi", "", "a<b>&c", "tab\there", "quote\"back\\slash", "é ü", "\u2028\u2029", "\x00\x1f", "\xff bad"} {
+		f.Add(s, "second", true)
+	}
+	f.Fuzz(func(t *testing.T, a, b string, isError bool) {
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a}, &mcp.TextContent{Text: b}}, IsError: isError}
+		var direct, sdk bytes.Buffer
+		if !appendPlainResult(&direct, res) {
+			t.Fatal("a plain result was not written directly")
+		}
+		if err := marshalTo(&sdk, res); err != nil {
+			t.Fatal(err)
+		}
+		if direct.String() != sdk.String() {
+			t.Fatalf("direct %s\ngo-sdk %s", direct.Bytes(), sdk.Bytes())
+		}
+	})
+}
