@@ -31,8 +31,8 @@ var (
 	tHangarWAT = target{"hangar-wat", "(b) Hangar, WAT plugin", "b"}
 	// Hangar with --no-fast-path: every request through the go-sdk, as
 	// before the fast path (the "before" of the same run).
-	tHangarGoSDK  = target{"hangar-go-sdk", "(b') Hangar through the go-sdk only, Go-PDK plugin", "b"}
-	tHangarWATSDK = target{"hangar-wat-sdk", "(b') Hangar through the go-sdk only, WAT plugin", "b"}
+	tHangarGoSDK  = target{"hangar-go-sdk", "(b') Hangar, go-sdk only, Go-PDK plugin", "b"}
+	tHangarWATSDK = target{"hangar-wat-sdk", "(b') Hangar, go-sdk only, WAT plugin", "b"}
 	tNodeGo       = target{"node-go", "(c) Node peer, Go-PDK plugin", "c"}
 	tNodeWAT      = target{"node-wat", "(c) Node peer, WAT plugin", "c"}
 )
