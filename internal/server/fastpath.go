@@ -40,6 +40,7 @@ type fastSession struct {
 	pending map[jsonrpc.ID]chan *jsonrpc.Response  // (HTTP) server requests waiting for the client
 	seq     int64                                  // (HTTP) numbers server requests
 	running sync.WaitGroup                         // the fast path's calls in progress
+	closing bool                                   // (stdio) the stream closes: no more calls
 }
 
 func newFastSession(s *Server) *fastSession {
@@ -91,13 +92,20 @@ func (fs *fastSession) start(ctx context.Context, id jsonrpc.ID) (context.Contex
 	if _, busy := fs.calls[id]; busy {
 		return nil, false
 	}
-	if fs.sdk[id] > 0 {
+	if fs.sdk[id] > 0 || fs.closing {
 		return nil, false
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	fs.calls[id] = cancel
 	fs.running.Add(1)
 	return ctx, true
+}
+
+// close stops the fast path taking calls, before running is waited on.
+func (fs *fastSession) close() {
+	fs.mu.Lock()
+	fs.closing = true
+	fs.mu.Unlock()
 }
 
 // release frees the id of a call start registered.

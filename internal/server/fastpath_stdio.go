@@ -20,7 +20,8 @@ import (
 // the fast path takes is served here, and never reaches the go-sdk; every
 // other byte is passed on to the go-sdk's reader unchanged, so that the
 // go-sdk decodes, answers and refuses everything else exactly as it would
-// have. Both write to the stream through one lock, a message per write.
+// have. Both write to the stream under one lock, the fast path several of
+// its answers at a time.
 
 // maxFastLine bounds the lines the fast path reads whole; longer lines go
 // to the go-sdk as they come (it refuses frames over 16 MiB).
@@ -328,6 +329,7 @@ var errServerClosing = &jsonrpc.Error{Code: -32004, Message: "server is closing"
 // Close closes the stream once the fast path's calls are answered: the
 // go-sdk closes it when its own are.
 func (w *lineWriter) Close() error {
+	w.st.fs.close()
 	w.st.fs.running.Wait()
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
