@@ -235,11 +235,6 @@ func (hs *httpSession) endRequest(timeout time.Duration) {
 // yet) known: its POSTs go to the go-sdk.
 func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession) {
 	hr := h.srv.calls.request(r.Header.Get(requestHeader))
-	version, plain := plainPOST(r)
-	if !plain {
-		h.next.ServeHTTP(w, r)
-		return
-	}
 	body, err := readBody(r)
 	if err != nil || len(body) > maxBody {
 		h.next.ServeHTTP(w, r) // r.Body replays what was read: the go-sdk refuses it
@@ -252,10 +247,11 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 		return
 	}
 	m := parseMessage(b)
-	if hs == nil {
-		if m.kind == msgCall || m.kind == msgRequest {
-			hr.record([]callRef{{m.method, m.key, idString(m.id)}})
-		}
+	if m.kind == msgCall || m.kind == msgRequest {
+		hr.record([]callRef{{m.method, m.key, idString(m.id)}})
+	}
+	version, plain := plainPOST(r)
+	if hs == nil || !plain {
 		h.next.ServeHTTP(w, r)
 		return
 	}
@@ -270,7 +266,6 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 			})
 			return
 		}
-		hr.record([]callRef{{m.method, m.key, idString(m.id)}})
 		if ss := hs.ready(); ss != nil && h.srv.takes(&m) {
 			if ctx, ok := hs.start(context.WithoutCancel(r.Context()), m.id); ok {
 				h.serve(ctx, w, hs, ss, &m, hr, version)

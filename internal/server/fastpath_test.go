@@ -207,6 +207,25 @@ func TestRequestIDReachesPlugins(t *testing.T) {
 		// batch has no other call of the same tool.
 		c := &rawHTTP{t: t, url: ts.URL + server.Path, hc: http.DefaultClient}
 		c.start("2025-03-26")
+
+		// A request the fast path does not take for its headers.
+		resp, err := c.do("POST", call(77, "echo_context", `{}`), map[string]string{"Accept": "*/*"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, line := range c.events(resp.Body, false) {
+			if _, data, ok := strings.Cut(line, "data: "); ok {
+				var msg struct{ Result mcp.CallToolResult }
+				if json.Unmarshal([]byte(data), &msg) == nil && len(msg.Result.Content) > 0 {
+					ids = append(ids, seenID(t, &msg.Result))
+				}
+			}
+		}
+		resp.Body.Close()
+		if !slices.Equal(ids, []string{"77"}) {
+			t.Errorf("fast path disabled %v, Accept */*: the plugin saw ids %q", disable, ids)
+		}
 		for _, tc := range []struct {
 			batch string
 			want  []string
