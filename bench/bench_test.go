@@ -166,10 +166,18 @@ func TestChecks(t *testing.T) {
 		"First tools/list no slower than the base binary: 10 Go-PDK plugins, empty cache": true,
 		"First tools/list no slower than the base binary: 10 Go-PDK plugins, warm cache":  false,
 		"p99 < 5× p50 at C=64 (Hangar)":                                                   true,
+		"Hangar / Node peer at C=64: HTTP ≥ 2×, stdio ≥ 1×":                               true,
 	}
 	for name, pass := range want {
 		if p, ok := got[name]; !ok || p != pass {
 			t.Errorf("%s: got %v (present %v), want %v", name, p, ok, pass)
+		}
+	}
+	// A stdio pair under 1× fails the MCP layer's target.
+	r.Cells[len(r.Cells)-2].Throughput = 1000 // stdio node-go at C=64
+	for _, c := range r.checks() {
+		if strings.HasPrefix(c.Name, "Hangar / Node peer") && c.Pass {
+			t.Errorf("MCP layer target passes with a 0.7× ratio: %s", c.Detail)
 		}
 	}
 	// One slow pair fails the 3× target.

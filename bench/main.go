@@ -53,6 +53,7 @@ type options struct {
 	warmup   time.Duration
 	duration time.Duration
 	levels   []int
+	rounds   int // throughput: rounds of cells in which the targets take turns
 	sections map[string]bool
 	runs     int // cold start runs
 	settle   time.Duration
@@ -86,8 +87,9 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 0, "warm-up per cell, excluded from the numbers (default 2s, -quick 250ms)")
 	flag.DurationVar(&o.duration, "duration", 0, "measured time per cell (default 8s, -quick 1s)")
 	flag.StringVar(&levels, "c", "1,8,64", "concurrency levels")
+	flag.IntVar(&o.rounds, "rounds", 1, "throughput: measure each level in this many rounds in which the targets take turns, all servers running (for a busy machine; each round is -warmup plus -duration per target)")
 	var targets string
-	flag.StringVar(&targets, "targets", "", "throughput targets to run (default all): native,hangar-go,hangar-wat,node-go,node-wat")
+	flag.StringVar(&targets, "targets", "", "throughput targets to run (default all): native,hangar-go,hangar-wat,hangar-go-sdk,hangar-wat-sdk (Hangar with --no-fast-path),node-go,node-wat")
 	flag.StringVar(&sections, "sections", strings.Join(allSections, ","), "what to run: "+strings.Join(allSections, ","))
 	flag.IntVar(&o.runs, "runs", 0, "cold start runs per case (default 3, -quick 1)")
 	flag.DurationVar(&o.settle, "settle", -1, "after the 10-plugin load, wait this long and read Hangar's RSS again, to see idle instances closed (default 80s, -quick: skip)")

@@ -20,8 +20,11 @@ var styles = map[string]style{
 	"native":     {color.RGBA{40, 40, 40, 255}, false},
 	"hangar-go":  {color.RGBA{31, 100, 200, 255}, false},
 	"hangar-wat": {color.RGBA{31, 100, 200, 255}, true},
-	"node-go":    {color.RGBA{225, 110, 10, 255}, false},
-	"node-wat":   {color.RGBA{225, 110, 10, 255}, true},
+	// Hangar through the go-sdk only (--no-fast-path)
+	"hangar-go-sdk":  {color.RGBA{130, 170, 225, 255}, false},
+	"hangar-wat-sdk": {color.RGBA{130, 170, 225, 255}, true},
+	"node-go":        {color.RGBA{225, 110, 10, 255}, false},
+	"node-wat":       {color.RGBA{225, 110, 10, 255}, true},
 }
 
 var (
@@ -47,7 +50,19 @@ func writePlot(path string, r *results) error {
 }
 
 func renderPlot(r *results) *image.RGBA {
-	const W, H = 1280, 760
+	const W = 1280
+	// The legend, in as many rows as it takes.
+	type entry struct{ x, y int }
+	var legend []entry
+	x, y := 120, 670
+	for _, t := range r.Targets {
+		if w := 62 + textWidth(t.Label, 2); x > 120 && x+w > W-20 {
+			x, y = 120, y+34
+		}
+		legend = append(legend, entry{x, y})
+		x += 62 + textWidth(t.Label, 2) + 50
+	}
+	H := max(760, y+40)
 	img := image.NewRGBA(image.Rect(0, 0, W, H))
 	fillRect(img, 0, 0, W, H, white)
 
@@ -79,17 +94,12 @@ func renderPlot(r *results) *image.RGBA {
 		drawPanel(img, area, p.title, p.transport, r, top, step)
 	}
 
-	// Legend.
-	x, y := 120, 670
 	for i, t := range r.Targets {
-		if i == 3 {
-			x, y = 120, y+34
-		}
+		x, y := legend[i].x, legend[i].y
 		st := styles[t.Key]
 		drawLine(img, float64(x), float64(y+8), float64(x+50), float64(y+8), st.c, st.dashed)
 		drawMarker(img, float64(x+25), float64(y+8), st.c)
 		drawText(img, x+62, y, t.Label, 2, black)
-		x += 62 + textWidth(t.Label, 2) + 50
 	}
 	return img
 }

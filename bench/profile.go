@@ -13,7 +13,8 @@ import (
 // runProfile runs Hangar (the code of cmd/hangar, inside this binary) with
 // CPU and allocation profiling, drives it like a throughput cell, and
 // writes cpu.pprof, allocs.pprof and text summaries to the profile
-// directory.
+// directory, among them cpu-split.txt, the CPU time of a call divided
+// among the parts it goes through (splitProfile).
 func runProfile(ctx context.Context, e *env) error {
 	o := e.o
 	dir, err := filepath.Abs(o.profileDir)
@@ -96,7 +97,16 @@ func runProfile(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	fmt.Printf("calls profiled: %d (%.0f calls/s)\nprofiles in %s: cpu.pprof, allocs.pprof, cpu-top.txt, cpu-cum.txt, allocs-space.txt, allocs-objects.txt\n", r.Calls, r.Throughput, dir)
+	shares, err := splitProfile(ctx, e.gobin, cpu)
+	if err != nil {
+		return err
+	}
+	split := splitText(shares, r.ServerCPU)
+	if err := os.WriteFile(filepath.Join(dir, "cpu-split.txt"), []byte(split), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(split)
+	fmt.Printf("calls profiled: %d (%.0f calls/s)\nprofiles in %s: cpu.pprof, allocs.pprof, cpu-top.txt, cpu-cum.txt, cpu-split.txt, allocs-space.txt, allocs-objects.txt\n", r.Calls, r.Throughput, dir)
 	fmt.Printf("explore with: go tool pprof -http 127.0.0.1:0 %s\n", cpu)
 	return nil
 }

@@ -52,7 +52,7 @@ func ratio(a, b *cell) (float64, bool) {
 }
 
 func label(key string) string {
-	for _, t := range []target{tNative, tHangarGo, tHangarWAT, tNodeGo, tNodeWAT} {
+	for _, t := range allTargets {
 		if t.Key == key {
 			return t.Label
 		}
@@ -93,6 +93,29 @@ func (r *results) checks() []check {
 		}
 		if any {
 			out = append(out, check{"Hangar ≥ 3× the Node peer's throughput at C=8 and C=64", pass, strings.Join(parts, "; ")})
+		}
+	}
+	// The MCP layer (issue 10): b / c at the top level, HTTP >= 2x and
+	// stdio >= 1x.
+	{
+		var parts []string
+		pass, any := true, false
+		for _, tr := range []string{"http", "stdio"} {
+			want := map[string]float64{"http": 2, "stdio": 1}[tr]
+			for _, p := range pairs {
+				x, ok := ratio(r.cell(tr, p[0], top), r.cell(tr, p[1], top))
+				if !ok {
+					continue
+				}
+				any = true
+				if x < want {
+					pass = false
+				}
+				parts = append(parts, fmt.Sprintf("%s %s: %.1f×", tr, short(p[0]), x))
+			}
+		}
+		if any {
+			out = append(out, check{fmt.Sprintf("Hangar / Node peer at C=%d: HTTP ≥ 2×, stdio ≥ 1×", top), pass, strings.Join(parts, "; ")})
 		}
 	}
 	// b >= 60% of a at the top level.
@@ -187,6 +210,9 @@ func (r *results) markdown() string {
 	m := r.Machine
 	fmt.Fprintf(&b, "## Results\n\n")
 	fmt.Fprintf(&b, "Command: `%s` (warm-up %s, measured %s per cell; run took %s)\n\n", r.Command, r.Warmup, r.Measure, r.Elapsed)
+	if r.Turns > 1 {
+		fmt.Fprintf(&b, "Throughput measured in %d rounds in which the targets took turns, all servers running: a cell adds up its rounds (calls over measured time; p50 and p99 are the medians of the rounds').\n\n", r.Turns)
+	}
 	fmt.Fprintf(&b, "Machine: %s, %d cores, %s, %s; %s; Node %s; Hangar %s; load average %s at the start, %s at the end\n\n",
 		m.CPU, m.Cores, m.Memory, m.Kernel, m.Go, orDash(m.Node), orDash(m.Commit), orDash(m.LoadStart), orDash(m.LoadEnd))
 
@@ -210,12 +236,14 @@ func (r *results) markdown() string {
 			}
 		}
 		fmt.Fprintf(&b, "\n### Ratios of throughput\n\n")
-		fmt.Fprintf(&b, "| transport | C | Hangar Go-PDK / native | Hangar WAT / native | Hangar Go-PDK / Node Go-PDK | Hangar WAT / Node WAT |\n")
-		fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|\n")
+		fmt.Fprintf(&b, "(b') is Hangar with `--no-fast-path`, every request through the go-sdk.\n\n")
+		fmt.Fprintf(&b, "| transport | C | Hangar Go-PDK / native | Hangar WAT / native | Hangar Go-PDK / Node Go-PDK | Hangar WAT / Node WAT | (b') Go-PDK / Node | (b') WAT / Node | Go-PDK: (b) / (b') | WAT: (b) / (b') |\n")
+		fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, tr := range []string{"http", "stdio"} {
 			for _, c := range r.Levels {
 				cols := []string{}
-				for _, p := range [][2]string{{"hangar-go", "native"}, {"hangar-wat", "native"}, {"hangar-go", "node-go"}, {"hangar-wat", "node-wat"}} {
+				for _, p := range [][2]string{{"hangar-go", "native"}, {"hangar-wat", "native"}, {"hangar-go", "node-go"}, {"hangar-wat", "node-wat"},
+					{"hangar-go-sdk", "node-go"}, {"hangar-wat-sdk", "node-wat"}, {"hangar-go", "hangar-go-sdk"}, {"hangar-wat", "hangar-wat-sdk"}} {
 					if x, ok := ratio(r.cell(tr, p[0], c), r.cell(tr, p[1], c)); ok {
 						if p[1] == "native" {
 							cols = append(cols, fmt.Sprintf("%.0f%%", 100*x))

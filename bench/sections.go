@@ -22,6 +22,7 @@ type results struct {
 	Quick     bool        `json:"quick"`
 	Warmup    string      `json:"warmup"`
 	Measure   string      `json:"measure"`
+	Turns     int         `json:"turns,omitempty"` // throughput measured in rounds of turns (-rounds)
 	Levels    []int       `json:"levels"`
 	Targets   []target    `json:"targets"`
 	Cells     []cell      `json:"cells"`
@@ -70,7 +71,7 @@ type memLoad struct {
 }
 
 func (e *env) byKey(key string) target {
-	for _, t := range []target{tNative, tHangarGo, tHangarWAT, tNodeGo, tNodeWAT} {
+	for _, t := range allTargets {
 		if t.Key == key {
 			return t
 		}
@@ -87,6 +88,7 @@ func runAll(ctx context.Context, e *env) (*results, error) {
 		Quick:   o.quick,
 		Warmup:  o.warmup.String(),
 		Measure: o.duration.String(),
+		Turns:   max(o.rounds, 1),
 		Levels:  o.levels,
 		Targets: e.targets(),
 	}
@@ -116,69 +118,42 @@ func runAll(ctx context.Context, e *env) (*results, error) {
 }
 
 // runThroughput drives every target at every level, over HTTP and stdio.
+// With -rounds, the targets take turns (runInterleaved).
 func (e *env) runThroughput(ctx context.Context, res *results) error {
 	o := e.o
+	if o.rounds > 1 {
+		return e.runInterleaved(ctx, res)
+	}
 	for _, tr := range []string{"http", "stdio"} {
 		for _, t := range e.targets() {
 			name := t.Key + "-" + tr
-			var (
-				pid      int
-				stop     func()
-				sessions func(c int) ([]*mcp.ClientSession, func(), error)
-			)
-			if tr == "http" {
-				p, err := e.startHTTP(ctx, name, e.argv(t, nil, e.cache, "127.0.0.1:0"))
-				if err != nil {
-					return err
-				}
-				pid, stop = p.pid(), p.stop
-				sessions = func(c int) ([]*mcp.ClientSession, func(), error) {
-					ss, err := openSessions(ctx, p.url, c)
-					return ss, func() { closeSessions(ss) }, err
-				}
-			} else {
-				s, err := e.startStdio(ctx, name, e.argv(t, nil, e.cache, ""))
-				if err != nil {
-					return err
-				}
-				pid, stop = s.pid(), s.stop
-				sessions = func(int) ([]*mcp.ClientSession, func(), error) {
-					return []*mcp.ClientSession{s.session}, func() {}, nil
-				}
+			sv, err := e.serveTarget(ctx, t, tr)
+			if err != nil {
+				return err
 			}
 			mem := memUse{Transport: tr, Target: t.Key}
-			err := func() error {
-				// One call, so that the idle figure includes a ready instance.
-				ss, done, err := sessions(1)
-				if err != nil {
+			err = func() error {
+				if mem.Idle, err = sv.idle(ctx); err != nil {
 					return err
 				}
-				_, err = ss[0].CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: echoInput})
-				done()
-				if err != nil {
-					return fmt.Errorf("%s: first call: %w", name, err)
-				}
-				time.Sleep(200 * time.Millisecond)
-				mem.Idle, _ = memStatus(pid)
 				for _, c := range o.levels {
-					ss, done, err := sessions(c)
+					ss, done, err := sv.sessions(c)
 					if err != nil {
 						return fmt.Errorf("%s: connecting %d sessions: %w", name, c, err)
 					}
-					r := drive(ctx, pid, ss, c, echoSpec("echo"), o.warmup, o.duration)
+					r := drive(ctx, sv.pid, ss, c, echoSpec("echo"), o.warmup, o.duration)
 					done()
 					r.Transport, r.Target = tr, t.Key
 					res.Cells = append(res.Cells, r)
-					logf("%-6s %-11s C=%-3d %8.0f calls/s  p50 %6.2f ms  p99 %7.2f ms  CPU/call server %5.0f µs client %5.0f µs  errors %d %s",
-						tr, t.Key, c, r.Throughput, r.P50, r.P99, r.ServerCPU, r.ClientCPU, r.Errors, r.FirstError)
+					logCell(r)
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
 				}
-				_, mem.Peak = memStatus(pid)
+				_, mem.Peak = memStatus(sv.pid)
 				return nil
 			}()
-			stop()
+			sv.stop()
 			if err != nil {
 				return err
 			}
@@ -186,6 +161,168 @@ func (e *env) runThroughput(ctx context.Context, res *results) error {
 		}
 	}
 	return nil
+}
+
+func logCell(r cell) {
+	logf("%-6s %-14s C=%-3d %8.0f calls/s  p50 %6.2f ms  p99 %7.2f ms  CPU/call server %5.0f µs client %5.0f µs  errors %d %s",
+		r.Transport, r.Target, r.C, r.Throughput, r.P50, r.P99, r.ServerCPU, r.ClientCPU, r.Errors, r.FirstError)
+}
+
+// served is a target's server, started for the throughput section.
+type served struct {
+	name     string
+	pid      int
+	stop     func()
+	sessions func(c int) ([]*mcp.ClientSession, func(), error)
+}
+
+// serveTarget starts t's server over the transport tr.
+func (e *env) serveTarget(ctx context.Context, t target, tr string) (*served, error) {
+	sv := &served{name: t.Key + "-" + tr}
+	if tr == "http" {
+		p, err := e.startHTTP(ctx, sv.name, e.argv(t, nil, e.cache, "127.0.0.1:0"))
+		if err != nil {
+			return nil, err
+		}
+		sv.pid, sv.stop = p.pid(), p.stop
+		sv.sessions = func(c int) ([]*mcp.ClientSession, func(), error) {
+			ss, err := openSessions(ctx, p.url, c)
+			return ss, func() { closeSessions(ss) }, err
+		}
+		return sv, nil
+	}
+	s, err := e.startStdio(ctx, sv.name, e.argv(t, nil, e.cache, ""))
+	if err != nil {
+		return nil, err
+	}
+	sv.pid, sv.stop = s.pid(), s.stop
+	sv.sessions = func(int) ([]*mcp.ClientSession, func(), error) {
+		return []*mcp.ClientSession{s.session}, func() {}, nil
+	}
+	return sv, nil
+}
+
+// idle makes one call, so that the figure includes a ready instance, and
+// returns the server's resident set size.
+func (sv *served) idle(ctx context.Context) (int64, error) {
+	ss, done, err := sv.sessions(1)
+	if err != nil {
+		return 0, err
+	}
+	_, err = ss[0].CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: echoInput})
+	done()
+	if err != nil {
+		return 0, fmt.Errorf("%s: first call: %w", sv.name, err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	rss, _ := memStatus(sv.pid)
+	return rss, nil
+}
+
+// runInterleaved is runThroughput for a busy machine: every target's
+// server runs at once, and each level is measured in o.rounds rounds of
+// short cells in which the targets take turns, in an order that rotates,
+// so that load coming and going on the machine falls on all of them
+// alike. A target's cell adds up its rounds: its throughput is its calls
+// over its measured time, its CPU per call over all its calls, and its p50
+// and p99 are the medians of its rounds'.
+func (e *env) runInterleaved(ctx context.Context, res *results) error {
+	o := e.o
+	for _, tr := range []string{"http", "stdio"} {
+		var svs []*served
+		ts := e.targets()
+		err := func() error {
+			for _, t := range ts {
+				sv, err := e.serveTarget(ctx, t, tr)
+				if err != nil {
+					return err
+				}
+				svs = append(svs, sv)
+				idle, err := sv.idle(ctx)
+				if err != nil {
+					return err
+				}
+				res.Servers = append(res.Servers, memUse{Transport: tr, Target: t.Key, Idle: idle})
+			}
+			for _, c := range o.levels {
+				if err := e.interleave(ctx, res, tr, ts, svs, c); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+		for i, sv := range svs {
+			_, peak := memStatus(sv.pid)
+			for j := range res.Servers {
+				if m := &res.Servers[j]; m.Transport == tr && m.Target == ts[i].Key {
+					m.Peak = peak
+				}
+			}
+			sv.stop()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// interleave measures one level of runInterleaved.
+func (e *env) interleave(ctx context.Context, res *results, tr string, ts []target, svs []*served, c int) error {
+	sessions := make([][]*mcp.ClientSession, len(svs))
+	for i, sv := range svs {
+		ss, done, err := sv.sessions(c)
+		if err != nil {
+			return fmt.Errorf("%s: connecting %d sessions: %w", sv.name, c, err)
+		}
+		defer done()
+		sessions[i] = ss
+	}
+	rounds := make([][]cell, len(svs))
+	for r := range e.o.rounds {
+		for k := range svs {
+			i := (k + r) % len(svs)
+			rounds[i] = append(rounds[i], drive(ctx, svs[i].pid, sessions[i], c, echoSpec("echo"), e.o.warmup, e.o.duration))
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	for i, t := range ts {
+		x := mergeRounds(rounds[i])
+		x.Transport, x.Target = tr, t.Key
+		res.Cells = append(res.Cells, x)
+		logCell(x)
+	}
+	return nil
+}
+
+// mergeRounds adds up the rounds of one target at one level.
+func mergeRounds(rounds []cell) cell {
+	out := cell{C: rounds[0].C}
+	var srv, cli float64
+	var p50, p99 []float64
+	for _, r := range rounds {
+		out.Calls += r.Calls
+		out.Errors += r.Errors
+		out.Seconds += r.Seconds
+		if out.FirstError == "" {
+			out.FirstError = r.FirstError
+		}
+		srv += r.ServerCPU * float64(r.Calls)
+		cli += r.ClientCPU * float64(r.Calls)
+		out.Max = max(out.Max, r.Max)
+		out.Mean += r.Mean * float64(r.Calls)
+		p50, p99 = append(p50, r.P50), append(p99, r.P99)
+	}
+	if out.Seconds > 0 {
+		out.Throughput = float64(out.Calls) / out.Seconds
+	}
+	if out.Calls > 0 {
+		out.ServerCPU, out.ClientCPU, out.Mean = srv/float64(out.Calls), cli/float64(out.Calls), out.Mean/float64(out.Calls)
+	}
+	out.P50, out.P99 = median(p50), median(p99)
+	return out
 }
 
 // runScaling checks that calls to one plugin run in parallel: the spin

@@ -20,7 +20,7 @@ import (
 
 // A target is one server under test.
 type target struct {
-	Key   string `json:"key"`   // native, hangar-go, hangar-wat, node-go, node-wat
+	Key   string `json:"key"`   // native, hangar-go, hangar-wat, hangar-go-sdk, hangar-wat-sdk, node-go, node-wat
 	Label string `json:"label"` // for tables and the plot
 	Class string `json:"class"` // a, b or c, as in the issue
 }
@@ -29,12 +29,18 @@ var (
 	tNative    = target{"native", "(a) native Go tool", "a"}
 	tHangarGo  = target{"hangar-go", "(b) Hangar, Go-PDK plugin", "b"}
 	tHangarWAT = target{"hangar-wat", "(b) Hangar, WAT plugin", "b"}
-	tNodeGo    = target{"node-go", "(c) Node peer, Go-PDK plugin", "c"}
-	tNodeWAT   = target{"node-wat", "(c) Node peer, WAT plugin", "c"}
+	// Hangar with --no-fast-path: every request through the go-sdk, as
+	// before the fast path (the "before" of the same run).
+	tHangarGoSDK  = target{"hangar-go-sdk", "(b') Hangar, go-sdk only, Go-PDK plugin", "b"}
+	tHangarWATSDK = target{"hangar-wat-sdk", "(b') Hangar, go-sdk only, WAT plugin", "b"}
+	tNodeGo       = target{"node-go", "(c) Node peer, Go-PDK plugin", "c"}
+	tNodeWAT      = target{"node-wat", "(c) Node peer, WAT plugin", "c"}
 )
 
+var allTargets = []target{tNative, tHangarGo, tHangarWAT, tHangarGoSDK, tHangarWATSDK, tNodeGo, tNodeWAT}
+
 func (e *env) targets() []target {
-	ts := []target{tNative, tHangarGo, tHangarWAT}
+	ts := []target{tNative, tHangarGo, tHangarWAT, tHangarGoSDK, tHangarWATSDK}
 	if e.node != "" {
 		ts = append(ts, tNodeGo, tNodeWAT)
 	}
@@ -64,9 +70,9 @@ type mounted struct {
 func (e *env) argv(t target, plugins []mounted, cacheDir, httpAddr string) []string {
 	if plugins == nil {
 		switch t.Key {
-		case "hangar-go", "node-go":
+		case "hangar-go", "hangar-go-sdk", "node-go":
 			plugins = []mounted{{path: e.goEcho}}
-		case "hangar-wat", "node-wat":
+		case "hangar-wat", "hangar-wat-sdk", "node-wat":
 			plugins = []mounted{{path: e.watEcho}}
 		}
 	}
@@ -79,6 +85,9 @@ func (e *env) argv(t target, plugins []mounted, cacheDir, httpAddr string) []str
 		return a
 	case "b":
 		a := []string{e.hangar, "serve", "--cache-dir", cacheDir}
+		if strings.HasSuffix(t.Key, "-sdk") {
+			a = append(a, "--no-fast-path")
+		}
 		if httpAddr != "" {
 			a = append(a, "--http", httpAddr)
 		}

@@ -59,6 +59,10 @@ fuzz() { # target package count
 	go test -run '^$' -fuzz "^$1\$" -fuzztime "${HANGAR_FUZZTIME:-$3}" -timeout "$timeout" "$2"
 }
 fuzz FuzzJSONRPC ./internal/server 300x
+fuzz FuzzParseMessage ./internal/server 200000x
+fuzz FuzzToolResult ./internal/plugin 200000x
+fuzz FuzzSimpleSchema ./internal/server 200000x
+fuzz FuzzPlainResult ./internal/server 100000x
 fuzz FuzzPluginOutput ./internal/plugin 20000x
 fuzz FuzzHostAllowed ./internal/plugin 150000x
 fuzz FuzzKernel ./internal/plugin 2000x

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/netutil"
 
 	"github.com/hangar-mcp/hangar/internal/catalog"
@@ -31,6 +30,7 @@ type serveFlags struct {
 	stdio   bool
 	offline bool
 	replica string
+	noFast  bool
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -40,6 +40,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout even if the configuration sets http.addr")
 	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in the lock file)")
 	fs.StringVar(&f.replica, "replica", "", "start every session ID with `NAME`"+server.ReplicaSeparator+", so that a load balancer can send a session's requests back to this server (see docs/production.md)")
+	fs.BoolVar(&f.noFast, "no-fast-path", false, "answer tools/call and resources/read through the MCP SDK too, not Hangar's faster path (same answers; for comparison)")
 }
 
 var serveCmd = &command{
@@ -195,7 +196,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	for i, b := range bgs {
 		ms[i] = server.Mount{Loading: b.loading, Prefix: b.spec.Prefix}
 	}
-	sopts := &server.Options{Logger: log, Version: version()}
+	sopts := &server.Options{Logger: log, Version: version(), DisableFastPath: f.noFast}
 	sv.serverOptions(sopts, f.replica)
 	srv, err := server.New(ctx, ms, sopts)
 	if err != nil {
@@ -240,7 +241,7 @@ func serveStdio(ctx context.Context, srv *server.Server, drainTimeout time.Durat
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.MCP().Run(runCtx, &mcp.StdioTransport{}) }()
+	go func() { errc <- srv.RunStdio(runCtx) }()
 	select {
 	case err := <-errc:
 		return err

@@ -290,20 +290,21 @@ func (p *Plugin) CallTool(ctx context.Context, c *Call, name string, args json.R
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}{name, args}
-	var res mcp.CallToolResult
+	var out toolResult
 	var err error
 	if p.iface == V1 {
-		err = p.run(ctx, c, "call_tool", v1Request{Request: params, Context: c.v1()}, &res)
+		err = p.run(ctx, c, "call_tool", v1Request{Request: params, Context: c.v1()}, &out)
 	} else {
-		err = p.run(ctx, c, "call", servletRequest{Method: "tools/call", Params: params}, &res)
+		err = p.run(ctx, c, "call", servletRequest{Method: "tools/call", Params: params}, &out)
 	}
 	if err != nil {
 		return nil, err
 	}
+	res := &out.CallToolResult
 	if res.Content == nil {
 		res.Content = []mcp.Content{}
 	}
-	return &res, nil
+	return res, nil
 }
 
 // ListResources returns the plugin's resources (none for legacy plugins).

@@ -62,6 +62,7 @@ type httpRequest struct {
 	ctx     context.Context // ends with the request, or when its connection is lost
 	lost    context.CancelFunc
 	running atomic.Int32 // its calls in progress
+	calls   []callRef    // the calls it carries, for their ids; set before the go-sdk reads them
 }
 
 func newTracker() *tracker {
@@ -166,9 +167,9 @@ func (t *tracker) waitRequests(session string, limit time.Duration) {
 // waits (briefly) for the call's notifications to be written, so that they
 // reach the client before the answer. While the server stops, begin
 // refuses new calls with errStopping.
-func (s *Server) begin(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta) (context.Context, *plugin.Call, func(), error) {
+func (s *Server) begin(ctx context.Context, rq request) (context.Context, *plugin.Call, func(), error) {
 	t := s.calls
-	var hr *httpRequest
+	hr := rq.hr
 	t.mu.Lock()
 	if t.draining {
 		t.mu.Unlock()
@@ -176,11 +177,8 @@ func (s *Server) begin(ctx context.Context, ss *mcp.ServerSession, extra *mcp.Re
 	}
 	t.active++
 	var st *session
-	if ss != nil {
-		st = t.sessionLocked(ss)
-	}
-	if extra != nil && extra.Header != nil {
-		hr = t.requests[extra.Header.Get(requestHeader)]
+	if rq.ss != nil {
+		st = t.sessionLocked(rq.ss)
 	}
 	t.mu.Unlock()
 
@@ -193,10 +191,10 @@ func (s *Server) begin(ctx context.Context, ss *mcp.ServerSession, extra *mcp.Re
 		hr.running.Add(1)
 		stops = append(stops, context.AfterFunc(hr.ctx, func() { cancel(errConnectionLost) }))
 	}
-	c := &plugin.Call{ID: requestID(ctx), Meta: meta}
+	c := &plugin.Call{ID: rq.id, Meta: rq.meta}
 	var host *sessionHost
-	if ss != nil {
-		host = &sessionHost{ss: ss, notes: &st.notes}
+	if rq.ss != nil {
+		host = &sessionHost{ss: rq.ss, notes: &st.notes}
 		c.Host = host
 	}
 	end := func() {

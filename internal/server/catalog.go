@@ -38,6 +38,7 @@ type toolEntry struct {
 	// expected marks a tool of lists a loading plugin is expected to
 	// offer: its calls check the arguments again once it is loaded.
 	expected bool
+	simple   *simpleSchema // nil unless the schema is simple
 }
 
 // list reads the selected lists from the plugin.
@@ -59,7 +60,7 @@ func (m *mount) catalogOf(l *plugin.Lists) *catalog {
 			m.srv.log.Error("ignoring tool with an invalid input schema", "plugin", m.name, "tool", t.Name, "error", err)
 			continue
 		}
-		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema, expected: m.Loading != nil && l.Seq == 0})
+		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema, expected: m.Loading != nil && l.Seq == 0, simple: simplify(t.InputSchema)})
 	}
 	return c
 }
@@ -105,10 +106,13 @@ func (m *mount) apply(c *catalog, which lists) {
 			if !m.claim(s.tools, "tool", name) {
 				continue
 			}
-			keep[name] = true
 			tool := *t.tool
 			tool.Name = name
-			m.register(func() { s.mcp.AddTool(&tool, m.toolHandler(t)) }, "tool", name)
+			if !m.register(func() { s.mcp.AddTool(&tool, s.toolHandler) }, s.tools, "tool", name, s.mcp.RemoveTools) {
+				continue
+			}
+			keep[name] = true
+			m.toolEntries[name] = t
 		}
 		m.release(s.tools, keep, s.mcp.RemoveTools)
 	}
@@ -119,10 +123,13 @@ func (m *mount) apply(c *catalog, which lists) {
 			if !m.claim(s.resources, "resource", uri) {
 				continue
 			}
-			keep[uri] = true
 			res := *r
 			res.URI = uri
-			m.register(func() { s.mcp.AddResource(&res, m.resourceHandler()) }, "resource", uri)
+			if !m.register(func() { s.mcp.AddResource(&res, s.resourceHandler) }, s.resources, "resource", uri, s.mcp.RemoveResources) {
+				continue
+			}
+			keep[uri] = true
+			m.mimeTypes[uri] = r.MIMEType
 		}
 		m.release(s.resources, keep, s.mcp.RemoveResources)
 
@@ -132,12 +139,16 @@ func (m *mount) apply(c *catalog, which lists) {
 			if !m.claim(s.templates, "resource template", uri) {
 				continue
 			}
-			keep[uri] = true
 			tmpl := *t
 			tmpl.URITemplate = uri
-			m.register(func() { s.mcp.AddResourceTemplate(&tmpl, m.resourceHandler()) }, "resource template", uri)
+			if !m.register(func() { s.mcp.AddResourceTemplate(&tmpl, s.resourceHandler) }, s.templates, "resource template", uri, s.mcp.RemoveResourceTemplates) {
+				continue
+			}
+			keep[uri] = true
+			m.mimeTypes[uri] = t.MIMEType
 		}
 		m.release(s.templates, keep, s.mcp.RemoveResourceTemplates)
+		s.templateOrder = nil
 	}
 	if which&listPrompts != 0 {
 		keep := map[string]bool{}
@@ -146,10 +157,12 @@ func (m *mount) apply(c *catalog, which lists) {
 			if !m.claim(s.prompts, "prompt", name) {
 				continue
 			}
-			keep[name] = true
 			prompt := *p
 			prompt.Name = name
-			m.register(func() { s.mcp.AddPrompt(&prompt, m.promptHandler(p.Name)) }, "prompt", name)
+			if !m.register(func() { s.mcp.AddPrompt(&prompt, m.promptHandler(p.Name)) }, s.prompts, "prompt", name, s.mcp.RemovePrompts) {
+				continue
+			}
+			keep[name] = true
 		}
 		m.release(s.prompts, keep, s.mcp.RemovePrompts)
 	}
@@ -180,14 +193,21 @@ func (m *mount) release(owners map[string]*mount, keep map[string]bool, remove f
 }
 
 // register runs an SDK registration, which panics on input it rejects
-// (an invalid URI template, say), and logs the rejection instead.
-func (m *mount) register(add func(), kind, key string) {
+// (an invalid URI template, say), and logs the rejection instead. A
+// rejected item is not offered at all: it loses its claim in owners, and an
+// earlier registration of the key is removed (remove). register reports
+// whether the item was registered.
+func (m *mount) register(add func(), owners map[string]*mount, kind, key string, remove func(...string)) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			m.srv.log.Error("plugin offered an invalid "+kind, "plugin", m.name, kind, key, "error", r)
+			delete(owners, key)
+			remove(key)
+			ok = false
 		}
 	}()
 	add()
+	return true
 }
 
 // ListsChanged implements plugin.Events: offer the lists the plugin read

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ const (
 )
 
 // FuzzJSONRPC feeds arbitrary bytes, as newline-delimited JSON-RPC, to a
-// session of a server hosting real plugins (a WAT legacy plugin, a Go
+// session (through the fast path) of a server hosting real plugins (a WAT legacy plugin, a Go
 // servlet and a Go v1 plugin), followed by a ping. The server must not
 // panic; a session whose input is a sequence of well-formed JSON-RPC
 // messages must answer the ping; every session must end once its client
@@ -121,7 +122,7 @@ func fuzzSession(t *testing.T, s *server.Server, in []byte) {
 	serverIn, clientOut := io.Pipe()
 	clientIn, serverOut := io.Pipe()
 	defer clientIn.Close()
-	ss, err := s.MCP().Connect(ctx, &mcp.IOTransport{Reader: serverIn, Writer: serverOut}, nil)
+	ss, err := s.ConnectIO(ctx, serverIn, serverOut)
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -236,13 +237,13 @@ func wellFormed(in []byte) bool {
 func checkFreshSession(t *testing.T, s *server.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.MCP().Connect(ctx, st, nil)
+	sc, cc := net.Pipe()
+	ss, err := s.ConnectIO(ctx, sc, sc)
 	if err != nil {
 		t.Fatalf("fresh session: Connect: %v", err)
 	}
 	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "check", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "check", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, nil)
 	if err != nil {
 		t.Fatalf("fresh session: initialize: %v", err)
 	}

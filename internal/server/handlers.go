@@ -23,58 +23,19 @@ func (s *Server) recovered(method string, err *error) {
 	}
 }
 
-// call describes the request being served to the plugin.
-func (s *Server) call(ctx context.Context, ss *mcp.ServerSession, meta mcp.Meta) *plugin.Call {
-	c := &plugin.Call{ID: requestID(ctx), Meta: meta}
-	if ss != nil {
-		c.Host = &sessionHost{ss: ss}
-	}
-	return c
+// toolHandler is the go-sdk's handler of every tool: the call is served by
+// callTool (dispatch.go), as the fast path's calls are.
+func (s *Server) toolHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p := req.Params
+	return s.callTool(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "tools/call", p.Name), p.Name, p.Arguments)
 }
 
-func (m *mount) toolHandler(t *toolEntry) mcp.ToolHandler {
-	name, schema := t.tool.Name, t.schema
-	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		defer m.srv.recovered("tools/call", &err)
-		ctx, obs, err := m.srv.enter(ctx, m, "tools/call", name, req.Extra, unknownTool(req.Params.Name)) // observe.go
-		if err != nil {
-			return nil, err
-		}
-		var failure error
-		defer func() { obs.end(failure) }()
-		args := req.Params.Arguments
-		schema := schema
-		if t.expected {
-			var msg string
-			if schema, msg = m.checkLoaded(ctx, t); msg != "" {
-				if ctx.Err() != nil {
-					return nil, cancelled(ctx)
-				}
-				return errorResult("%s", msg), nil
-			}
-		}
-		if msg := validateArguments(schema, args); msg != "" {
-			failure = errInvalidArguments
-			return errorResult("invalid arguments for tool %q: %s", req.Params.Name, msg), nil
-		}
-		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
-		if err != nil {
-			failure = err
-			return nil, err
-		}
-		defer end()
-		res, err = onCurrent(ctx, m, func(p *plugin.Plugin, m *mount) (*mcp.CallToolResult, error) { return p.CallTool(ctx, c, name, args) })
-		failure = err
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, cancelled(ctx)
-			}
-			m.srv.logCallError(m.name, err)
-			return errorResult("%s", toolError(err)), nil
-		}
-		m.exposeContent(res.Content)
-		return res, nil
-	}
+// resourceHandler is the go-sdk's handler of every resource and resource
+// template: the read is served by readResource (dispatch.go), as the fast
+// path's reads are.
+func (s *Server) resourceHandler(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	p := req.Params
+	return s.readResource(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "resources/read", p.URI), p.URI)
 }
 
 // validateArguments checks tool arguments against the tool's input schema
@@ -123,49 +84,16 @@ func (s *Server) logCallError(name string, err error) {
 	s.log.Warn("tool call failed", "plugin", name, "error", err)
 }
 
-func (m *mount) resourceHandler() mcp.ResourceHandler {
-	return func(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
-		defer m.srv.recovered("resources/read", &err)
-		uri := req.Params.URI
-		ctx, obs, err := m.srv.enter(ctx, m, "resources/read", "", req.Extra, mcp.ResourceNotFoundError(uri)) // observe.go
-		if err != nil {
-			return nil, err
-		}
-		var failure error
-		defer func() { obs.end(failure) }()
-		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
-		if err != nil {
-			failure = err
-			return nil, err
-		}
-		defer end()
-		res, err = onCurrent(ctx, m, func(p *plugin.Plugin, m *mount) (*mcp.ReadResourceResult, error) {
-			return p.ReadResource(ctx, c, m.pluginURI(uri))
-		})
-		failure = err
-		if err != nil {
-			return nil, requestError(err)
-		}
-		for _, c := range res.Contents {
-			if c == nil {
-				return nil, requestError(fmt.Errorf("%w: null entry in contents", plugin.ErrBadOutput))
-			}
-			m.exposeContents(c)
-		}
-		return res, nil
-	}
-}
-
 func (m *mount) promptHandler(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (res *mcp.GetPromptResult, err error) {
 		defer m.srv.recovered("prompts/get", &err)
-		ctx, obs, err := m.srv.enter(ctx, m, "prompts/get", name, req.Extra, unknownPrompt(req.Params.Name)) // observe.go
+		ctx, obs, err := m.srv.enter(ctx, m, "prompts/get", name, tokenOf(req.Extra), unknownPrompt(req.Params.Name)) // observe.go
 		if err != nil {
 			return nil, err
 		}
 		var failure error
 		defer func() { obs.end(failure) }()
-		ctx, c, end, err := m.srv.begin(ctx, req.Session, req.Extra, req.Params.Meta)
+		ctx, c, end, err := m.srv.begin(ctx, m.srv.sdkRequest(req.Session, req.Extra, req.Params.Meta, "prompts/get", req.Params.Name))
 		if err != nil {
 			failure = err
 			return nil, err
@@ -271,17 +199,17 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *m
 	if m == nil {
 		return nil, unknown
 	}
-	if !allows(req.Extra, m) { // observe.go
+	if !allows(tokenOf(req.Extra), m) { // observe.go
 		return nil, unknown
 	}
 	params.Ref = &r
-	ctx, obs, err := s.enter(ctx, m, "completion/complete", "", req.Extra, unknown)
+	ctx, obs, err := s.enter(ctx, m, "completion/complete", "", tokenOf(req.Extra), unknown)
 	if err != nil {
 		return nil, err
 	}
 	var failure error
 	defer func() { obs.end(failure) }()
-	ctx, c, end, err := s.begin(ctx, req.Session, req.Extra, req.Params.Meta)
+	ctx, c, end, err := s.begin(ctx, s.sdkRequest(req.Session, req.Extra, req.Params.Meta, "completion/complete", ref.Name+ref.URI))
 	if err != nil {
 		failure = err
 		return nil, err
@@ -305,13 +233,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (res *m
 func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) (err error) {
 	defer s.recovered("resources/subscribe", &err)
 	uri := req.Params.URI
-	s.mu.Lock()
-	m := s.resources[uri]
-	s.mu.Unlock()
-	if m == nil {
-		m = s.templateOwner(uri)
-	}
-	if m != nil && allows(req.Extra, m) {
+	if m, _ := s.lookupResource(uri); m != nil && allows(tokenOf(req.Extra), m) {
 		return nil
 	}
 	return mcp.ResourceNotFoundError(uri)
@@ -326,7 +248,7 @@ func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChanged
 	mounts := s.mounts
 	s.mu.Unlock()
 	for _, m := range mounts {
-		if (m.Loading == nil && !m.Plugin.Has("on_roots_list_changed")) || !allows(req.Extra, m) {
+		if (m.Loading == nil && !m.Plugin.Has("on_roots_list_changed")) || !allows(tokenOf(req.Extra), m) {
 			continue
 		}
 		// The notification's context ends when the handler returns; the
@@ -336,7 +258,10 @@ func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChanged
 		if req.Params != nil {
 			meta = req.Params.Meta
 		}
-		call := s.call(ctx, req.Session, meta)
+		call := &plugin.Call{Meta: meta} // a notification has no id
+		if req.Session != nil {
+			call.Host = &sessionHost{ss: req.Session}
+		}
 		go func() {
 			p, err := m.plugin(context.WithoutCancel(ctx))
 			if err != nil || !p.Has("on_roots_list_changed") {

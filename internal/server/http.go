@@ -85,10 +85,12 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	if opts != nil {
 		o = *opts
 	}
+	store := mcp.NewMemoryEventStore(nil)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Logger:         sdkLogger(s.log),
-		EventStore:     mcp.NewMemoryEventStore(nil),
-		SessionTimeout: o.SessionTimeout,
+		Logger:     sdkLogger(s.log),
+		EventStore: store,
+		// The fast path keeps the sessions' idle timeout (o.SessionTimeout),
+		// since it serves requests the go-sdk does not see.
 		// guard below checks Host on every address, not only on loopback.
 		DisableLocalhostProtection: true,
 	})
@@ -106,13 +108,10 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 			o.LegacySSE = false
 		}
 	}
-	mux.Handle(Path, guard(authn(s.bounded(h, o)), o))
+	mux.Handle(Path, guard(authn(s.bounded(s.fastHTTP(h, store, o.SessionTimeout), o)), o))
 	if o.LegacySSE {
-		sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.SSEOptions{
-			// guard checks Host on every address, as for Path.
-			DisableLocalhostProtection: true,
-		})
-		mux.Handle(SSEPath, guard(s.countSSE(sse), o))
+		// guard checks Host on every address, as for Path.
+		mux.Handle(SSEPath, guard(s.countSSE(s.sseHandler()), o))
 	}
 	mux.Handle(HealthPath, HealthHandler())
 	mux.Handle(ReadyPath, ReadyHandler(o.Readiness, o.Auth == nil))

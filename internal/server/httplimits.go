@@ -23,6 +23,7 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 	var live atomic.Int64 // sessions open or being opened
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(requestHeader)
+		r.Header.Del(idHeader)
 		var wd *writeDeadline
 		if o.WriteTimeout > 0 {
 			wd = &writeDeadline{ResponseWriter: w, rc: http.NewResponseController(w), d: o.WriteTimeout}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -129,17 +130,23 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		var (
-			meta   map[string]any
-			header http.Header
-			target string
+			meta        map[string]any
+			header      http.Header
+			target, key string // key: as sdkRequest wants it
 		)
 		if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
 			meta = p.GetMeta()
 			switch p := p.(type) {
 			case *mcp.CallToolParamsRaw:
-				target = p.Name
+				target, key = p.Name, p.Name
 			case *mcp.GetPromptParams:
-				target = p.Name
+				target, key = p.Name, p.Name
+			case *mcp.ReadResourceParams:
+				key = p.URI
+			case *mcp.CompleteParams:
+				if p.Ref != nil {
+					key = p.Ref.Name + p.Ref.URI
+				}
 			}
 		}
 		extra := req.GetExtra()
@@ -154,7 +161,8 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 				s.noteGrant(ss, auth.GrantOf(extra.TokenInfo))
 			}
 		}
-		ctx, span := s.startRequest(ctx, method, target, meta, header, session, requestID(ctx))
+		id := s.sdkRequest(ss, extra, nil, method, key).id
+		ctx, span := s.startRequest(ctx, method, target, meta, header, session, id)
 		res, err := next(ctx, method, req)
 		if err == nil && res != nil {
 			var g *auth.Grant
@@ -192,12 +200,19 @@ func (s *Server) filterList(g *auth.Grant, res mcp.Result) {
 	}
 }
 
-// allows reports whether the caller of a request may use m's plugin.
-func allows(extra *mcp.RequestExtra, m *mount) bool {
+// tokenOf returns the caller's token of a request the go-sdk delivered:
+// nil if it carried none.
+func tokenOf(extra *mcp.RequestExtra) *sdkauth.TokenInfo {
 	if extra == nil {
-		return true
+		return nil
 	}
-	return auth.GrantOf(extra.TokenInfo).Allows(m.name)
+	return extra.TokenInfo
+}
+
+// allows reports whether the caller of a request, with token (nil if
+// none), may use m's plugin.
+func allows(token *sdkauth.TokenInfo, m *mount) bool {
+	return auth.GrantOf(token).Allows(m.name)
 }
 
 // observation is a plugin call being served.
@@ -218,8 +233,8 @@ var errInvalidArguments = errors.New("invalid arguments")
 // if nothing had that name, so that no plugin it may not use can be seen.
 // Otherwise it starts the call's span and clock: end must be called with
 // the call's outcome.
-func (s *Server) enter(ctx context.Context, m *mount, method, name string, extra *mcp.RequestExtra, notFound error) (context.Context, *observation, error) {
-	if !allows(extra, m) {
+func (s *Server) enter(ctx context.Context, m *mount, method, name string, token *sdkauth.TokenInfo, notFound error) (context.Context, *observation, error) {
+	if !allows(token, m) {
 		s.metrics.Call(m.name, method, name, 0, metrics.KindForbidden)
 		return ctx, nil, notFound
 	}

@@ -11,9 +11,11 @@
 // owns the name; host imports made during a call reach the client of the
 // session that made it.
 //
-// Transports are separate from the handlers: serve [Server.MCP] over
-// stdio with mcp.StdioTransport, or over Streamable HTTP (and optionally
-// the legacy HTTP+SSE transport) with [Server.HTTPHandler].
+// Transports are separate from the handlers: serve the server over stdio
+// (or any stream) with [Server.RunStdio] or [Server.ConnectIO], or over
+// Streamable HTTP (and optionally the legacy HTTP+SSE transport) with
+// [Server.HTTPHandler]. In front of the go-sdk, a fast path of Hangar's own
+// answers tools/call and resources/read (fastpath.go).
 //
 // Each session is sent only what the protocol version it negotiated
 // defines (see versions.go): capabilities, content types and elicitation.
@@ -77,6 +79,11 @@ type Options struct {
 	// requests to the server that created it. 1 to 63 letters, digits, ".",
 	// "_" and "-", starting with a letter or digit.
 	Replica string
+	// DisableFastPath serves every request through the go-sdk, instead of
+	// answering tools/call and resources/read in front of it (see
+	// ConnectIO and HTTPHandler). The answers are the same; the fast path
+	// is faster.
+	DisableFastPath bool
 }
 
 // ReplicaRE is the syntax of Options.Replica.
@@ -96,6 +103,8 @@ type Server struct {
 	tracer  trace.Tracer
 	grants  sync.Map // *mcp.ServerSession -> *grantView, for sessions allowed some plugins (observe.go)
 
+	noFastPath bool // Options.DisableFastPath
+
 	installMu sync.Mutex // serializes installing plugin sets
 
 	mu        sync.Mutex
@@ -103,6 +112,8 @@ type Server struct {
 	prompts   map[string]*mount
 	resources map[string]*mount // exposed URI -> owner
 	templates map[string]*mount // exposed URI template -> owner
+
+	templateOrder []compiledTemplate // templates, sorted; nil: to be made again
 }
 
 // mount is a Mount plus what the server has registered for it.
@@ -115,6 +126,11 @@ type mount struct {
 	updates resourceUpdates // resource-updated notifications not yet sent
 	retired bool            // replaced by a reload; guarded by srv.mu
 	from    *plugin.Lists   // with Loading: the lists the mount was installed with
+
+	// What the server registered for the plugin, by exposed name or URI
+	// (or URI template), for the requests that reach it; guarded by srv.mu.
+	toolEntries map[string]*toolEntry
+	mimeTypes   map[string]string // of resources and templates
 }
 
 // New lists every plugin and builds the server. It fails if two plugins
@@ -130,7 +146,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if o.Replica != "" && !ReplicaRE.MatchString(o.Replica) {
 		return nil, fmt.Errorf("invalid replica name %q: use 1 to 63 letters, digits, \".\", \"_\" and \"-\", starting with a letter or digit", o.Replica)
 	}
-	s := &Server{log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider)}
+	s := &Server{log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider), noFastPath: o.DisableFastPath}
 	ms, catalogs, err := s.prepare(ctx, mounts)
 	if err != nil {
 		return nil, err
@@ -151,8 +167,8 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		RootsListChangedHandler:   s.rootsListChanged,
 	})
 	s.mcp.AddReceivingMiddleware(adaptResults)
-	s.mcp.AddSendingMiddleware(adaptRequests)
-	s.mcp.AddReceivingMiddleware(s.observeRequests) // observe.go
+	s.mcp.AddSendingMiddleware(adaptRequests, s.fastSend) // fastSend innermost
+	s.mcp.AddReceivingMiddleware(s.observeRequests)       // observe.go
 	s.mcp.AddSendingMiddleware(s.hideListChanges)
 	s.metrics.SetPlugins(s.pluginStats)
 	s.install(ms, catalogs)
@@ -177,7 +193,7 @@ func (s *Server) Reload(ctx context.Context, mounts []Mount) error {
 func (s *Server) prepare(ctx context.Context, mounts []Mount) ([]*mount, []*catalog, error) {
 	ms := make([]*mount, len(mounts))
 	for i, m := range mounts {
-		ms[i] = &mount{Mount: m, srv: s}
+		ms[i] = &mount{Mount: m, srv: s, toolEntries: map[string]*toolEntry{}, mimeTypes: map[string]string{}}
 		if m.Loading != nil {
 			ms[i].name = m.Loading.Name()
 		} else {
@@ -222,6 +238,7 @@ func (s *Server) install(ms []*mount, catalogs []*catalog) {
 	prev := [4]map[string]*mount{s.tools, s.prompts, s.resources, s.templates}
 	s.tools, s.prompts = map[string]*mount{}, map[string]*mount{}
 	s.resources, s.templates = map[string]*mount{}, map[string]*mount{}
+	s.templateOrder = nil
 	s.mounts = ms
 	s.mu.Unlock()
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -53,14 +54,14 @@ func sharedEngine(tb testing.TB) *plugin.Engine {
 }
 
 // loadPlugin compiles the module at path into a plugin named name.
-func loadPlugin(t *testing.T, name, path string, limits config.Limits) *plugin.Plugin {
+func loadPlugin(t testing.TB, name, path string, limits config.Limits) *plugin.Plugin {
 	t.Helper()
 	return loadWith(t, name, path, limits, quietLogger())
 }
 
 // loadWith is loadPlugin logging to log; the plugin is closed at the end of
 // the test.
-func loadWith(t *testing.T, name, path string, limits config.Limits, log *slog.Logger) *plugin.Plugin {
+func loadWith(t testing.TB, name, path string, limits config.Limits, log *slog.Logger) *plugin.Plugin {
 	t.Helper()
 	e := sharedEngine(t)
 	wasm, err := os.ReadFile(path)
@@ -88,17 +89,24 @@ func newServer(t *testing.T, opts *server.Options, mounts ...server.Mount) *serv
 	return s
 }
 
-// connect runs s on in-memory transports and returns a connected client.
+// connect runs s on an in-memory stream (with the fast path, unless s
+// disables it) and returns a connected client.
 func connect(t *testing.T, s *server.Server, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectClient(t, s, mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts))
+}
+
+// connectClient connects an existing client to s over an in-memory stream.
+func connectClient(t testing.TB, s *server.Server, c *mcp.Client) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.MCP().Connect(ctx, st, nil)
+	sc, cc := net.Pipe()
+	ss, err := s.ConnectIO(ctx, sc, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).Connect(ctx, ct, nil)
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
-	"strconv"
-	"sync/atomic"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/yosida95/uritemplate/v3"
 )
 
 // sessionHost is the client of one session, as plugins' host imports see
@@ -92,72 +87,4 @@ func (h *sessionHost) flush() {
 	if h.notes != nil {
 		h.notes.flush(h.last)
 	}
-}
-
-// templateOwner returns the mount of a registered resource template (RFC
-// 6570) that uri matches, or nil.
-func (s *Server) templateOwner(uri string) *mount {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for t, m := range s.templates {
-		if tmpl, err := uritemplate.New(t); err == nil && tmpl.Regexp().MatchString(uri) {
-			return m
-		}
-	}
-	return nil
-}
-
-// The go-sdk keeps the JSON-RPC id of the request being handled in the
-// handler's context, under a key of an unexported type. v1 plugins are
-// promised that id, so requestID finds the key's type once, by looking at
-// the context chain, and then reads the value the ordinary way. If a future
-// SDK stops storing it, requestID returns "" (and a test fails).
-var idKey atomic.Pointer[any]
-
-func requestID(ctx context.Context) string {
-	key := idKey.Load()
-	if key == nil {
-		k := findIDKey(ctx)
-		if k == nil {
-			return ""
-		}
-		idKey.Store(&k)
-		key = &k
-	}
-	id, ok := ctx.Value(*key).(jsonrpc.ID)
-	if !ok || !id.IsValid() {
-		return ""
-	}
-	switch v := id.Raw().(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	default:
-		return fmt.Sprint(v)
-	}
-}
-
-// findIDKey walks ctx's chain of values for a key of the SDK's type
-// idContextKey and returns a value of that type.
-func findIDKey(ctx context.Context) any {
-	const pkg, name = "github.com/modelcontextprotocol/go-sdk/mcp", "idContextKey"
-	for v := reflect.ValueOf(ctx); v.IsValid(); {
-		for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
-			if v.IsNil() {
-				return nil
-			}
-			v = v.Elem()
-		}
-		if v.Kind() != reflect.Struct {
-			return nil
-		}
-		if k := v.FieldByName("key"); k.IsValid() && k.Kind() == reflect.Interface && !k.IsNil() {
-			if t := k.Elem().Type(); t.PkgPath() == pkg && t.Name() == name {
-				return reflect.Zero(t).Interface()
-			}
-		}
-		v = v.FieldByName("Context")
-	}
-	return nil
 }

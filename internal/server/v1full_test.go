@@ -28,23 +28,6 @@ func v1full(t *testing.T, limits config.Limits) *plugin.Plugin {
 	return loadPlugin(t, "v1full", testutil.BuildPlugin(t, "./internal/testplugins/v1full"), limits)
 }
 
-// connectClient connects an existing client to s over in-memory transports.
-func connectClient(t *testing.T, s *server.Server, c *mcp.Client) *mcp.ClientSession {
-	t.Helper()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.MCP().Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := c.Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
 func TestRootsRoundTrip(t *testing.T) {
 	s := newServer(t, nil, server.Mount{Plugin: v1full(t, config.Limits{})})
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)

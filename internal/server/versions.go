@@ -50,11 +50,14 @@ func sessionVersion(ss *mcp.ServerSession) string {
 	if p == nil {
 		return ""
 	}
-	if slices.Contains(sessionProtocolVersions(), p.ProtocolVersion) {
+	if slices.Contains(protocolVersions, p.ProtocolVersion) {
 		return p.ProtocolVersion
 	}
 	return lastSessionProtocol
 }
+
+// protocolVersions is sessionProtocolVersions, once.
+var protocolVersions = sessionProtocolVersions()
 
 // serverSession is the server session a request belongs to, or nil.
 func serverSession(req mcp.Request) *mcp.ServerSession {
@@ -76,7 +79,7 @@ func adaptResults(next mcp.MethodHandler) mcp.MethodHandler {
 				res.Capabilities = capabilitiesFor(res.ProtocolVersion, res.Capabilities)
 			}
 		case *mcp.CallToolResult:
-			res.Content = contentFor(sessionVersion(serverSession(req)), res.Content)
+			adaptToolResult(serverSession(req), res)
 		case *mcp.GetPromptResult:
 			v := sessionVersion(serverSession(req))
 			for _, m := range res.Messages {
@@ -87,6 +90,13 @@ func adaptResults(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, nil
 	}
+}
+
+// adaptToolResult removes from a tool result what the protocol version of
+// ss lacks, and returns it.
+func adaptToolResult(ss *mcp.ServerSession, res *mcp.CallToolResult) *mcp.CallToolResult {
+	res.Content = contentFor(sessionVersion(ss), res.Content)
+	return res
 }
 
 // capabilitiesFor returns caps without what version v does not define.

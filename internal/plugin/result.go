@@ -1,0 +1,96 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// toolResult is a tool result as a plugin wrote it. The go-sdk's decoder
+// (mcp.CallToolResult's UnmarshalJSON) allocates a 32 KiB buffer for each
+// use, the largest garbage a tool call made once the MCP layer had a fast
+// path; so results made only of plain text blocks, in the form Hangar's
+// PDK writes them ({"content":[{"type":"text","text":...}],"isError":true},
+// no other members), are read directly, and any other output goes to the
+// go-sdk's decoder. FuzzToolResult checks that the two read alike.
+type toolResult struct{ mcp.CallToolResult }
+
+func (r *toolResult) UnmarshalJSON(b []byte) error {
+	if res, ok := plainTextResult(b); ok {
+		r.CallToolResult = *res
+		return nil
+	}
+	return r.CallToolResult.UnmarshalJSON(b)
+}
+
+// plainTextResult reads a result of plain text blocks, or reports false.
+func plainTextResult(b []byte) (*mcp.CallToolResult, bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"content":[`))
+	if !ok {
+		return nil, false
+	}
+	content := []mcp.Content{}
+	for len(rest) > 0 && rest[0] != ']' {
+		if len(content) > 0 {
+			if rest, ok = bytes.CutPrefix(rest, []byte(",")); !ok {
+				return nil, false
+			}
+		}
+		if rest, ok = bytes.CutPrefix(rest, []byte(`{"type":"text","text":"`)); !ok {
+			return nil, false
+		}
+		end := stringEnd(rest)
+		if end < 0 {
+			return nil, false
+		}
+		text, ok := plainText(rest[:end])
+		if !ok {
+			return nil, false
+		}
+		content = append(content, &mcp.TextContent{Text: text})
+		if rest, ok = bytes.CutPrefix(rest[end+1:], []byte("}")); !ok {
+			return nil, false
+		}
+	}
+	res := &mcp.CallToolResult{Content: content}
+	switch string(rest) {
+	case `]}`, `],"isError":false}`:
+	case `],"isError":true}`:
+		res.IsError = true
+	default:
+		return nil, false
+	}
+	return res, true
+}
+
+// stringEnd returns the index of the quote that ends a JSON string whose
+// contents start at s[0], or -1.
+func stringEnd(s []byte) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+// plainText decodes the contents of a JSON string: without escapes as they
+// are, with escapes as encoding/json decodes them, except \u escapes,
+// which are left to the go-sdk.
+func plainText(s []byte) (string, bool) {
+	if bytes.IndexByte(s, '\\') < 0 {
+		return string(s), true
+	}
+	if bytes.Contains(s, []byte(`\u`)) {
+		return "", false
+	}
+	var text string
+	if err := json.Unmarshal(append(append([]byte{'"'}, s...), '"'), &text); err != nil {
+		return "", false
+	}
+	return text, true
+}

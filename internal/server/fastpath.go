@@ -1,0 +1,300 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path answers tools/call and resources/read itself, in front of
+// the go-sdk, which does everything else: initialize, lists,
+// subscriptions, completion, logging/setLevel, sessions. It exists because
+// the go-sdk's JSON decoding costs several times what a plugin call does
+// (docs/performance.md, RATIONALE.md "Why a fast path in front of the
+// go-sdk?").
+//
+// It is a recognizer, not a second implementation: it takes a message only
+// when it is sure of it (parseMessage), and only for a session the go-sdk
+// has initialized, a tool or resource some plugin serves, and an id no
+// other request in progress has; everything else goes to the go-sdk
+// unchanged. A call it takes is served by the same function the go-sdk's
+// handlers use (dispatch.go), and answered with the bytes the go-sdk would
+// write; what happens during the call (progress, logging, sampling,
+// elicitation, roots) goes through the go-sdk's session as for any call.
+// Both transports have one: fastpath_stdio.go, and fastpath_http.go with
+// fastpath_stream.go; the parser is in fastpath_parse.go.
+
+// fastSession is the fast path's state for one MCP session.
+type fastSession struct {
+	srv *Server
+	ss  atomic.Pointer[mcp.ServerSession] // nil until the go-sdk connected it
+
+	mu      sync.Mutex
+	calls   map[jsonrpc.ID]context.CancelCauseFunc // the fast path's calls in progress
+	sdk     map[jsonrpc.ID]int                     // requests given to the go-sdk, not yet answered
+	pending map[jsonrpc.ID]chan *jsonrpc.Response  // (HTTP) server requests waiting for the client
+	seq     int64                                  // (HTTP) numbers server requests
+	running sync.WaitGroup                         // the fast path's calls in progress
+	closing bool                                   // (stdio) the stream closes: no more calls
+}
+
+func newFastSession(s *Server) *fastSession {
+	return &fastSession{
+		srv:     s,
+		calls:   map[jsonrpc.ID]context.CancelCauseFunc{},
+		sdk:     map[jsonrpc.ID]int{},
+		pending: map[jsonrpc.ID]chan *jsonrpc.Response{},
+	}
+}
+
+// ready returns the session if the fast path may serve its calls: it is
+// initialized, at a protocol version before 2026-07-28 (whose per-request
+// metadata and result types the go-sdk handles).
+func (fs *fastSession) ready() *mcp.ServerSession {
+	ss := fs.ss.Load()
+	if ss == nil || fs.srv.noFastPath {
+		return nil
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.ProtocolVersion >= "2026-07-28" {
+		return nil
+	}
+	return ss
+}
+
+// takes reports whether the fast path serves m: a call to a tool or a
+// resource some plugin serves. Unknown names and URIs are the go-sdk's to
+// refuse.
+func (s *Server) takes(m *message) bool {
+	if m.kind != msgCall {
+		return false
+	}
+	if m.method == "tools/call" {
+		mt, _ := s.lookupTool(m.key)
+		return mt != nil
+	}
+	mt, _ := s.lookupResource(m.key)
+	return mt != nil
+}
+
+// start registers a call the fast path takes, and returns its context,
+// which cancel cancels (notifications/cancelled), or false if a request
+// with its id is in progress (on either path). The caller calls release
+// when the call is answered and then running.Done.
+func (fs *fastSession) start(ctx context.Context, id jsonrpc.ID) (context.Context, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if _, busy := fs.calls[id]; busy {
+		return nil, false
+	}
+	if fs.sdk[id] > 0 || fs.closing {
+		return nil, false
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	fs.calls[id] = cancel
+	fs.running.Add(1)
+	return ctx, true
+}
+
+// close stops the fast path taking calls, before running is waited on.
+func (fs *fastSession) close() {
+	fs.mu.Lock()
+	fs.closing = true
+	fs.mu.Unlock()
+}
+
+// release frees the id of a call start registered.
+func (fs *fastSession) release(id jsonrpc.ID) {
+	fs.mu.Lock()
+	cancel := fs.calls[id]
+	delete(fs.calls, id)
+	fs.mu.Unlock()
+	if cancel != nil {
+		cancel(nil)
+	}
+}
+
+// busy reports whether the fast path has a call with this id in progress.
+func (fs *fastSession) busy(id jsonrpc.ID) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	_, ok := fs.calls[id]
+	return ok
+}
+
+// cancel cancels the fast path's call with the given id, if any.
+func (fs *fastSession) cancel(id jsonrpc.ID, cause error) {
+	fs.mu.Lock()
+	c := fs.calls[id]
+	fs.mu.Unlock()
+	if c != nil {
+		c(cause)
+	}
+}
+
+// cancelAll cancels every call of the fast path.
+func (fs *fastSession) cancelAll(cause error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, c := range fs.calls {
+		c(cause)
+	}
+}
+
+// sdkStarted and sdkDone count a request given to the go-sdk, so that the
+// fast path does not take another with its id meanwhile.
+func (fs *fastSession) sdkStarted(id jsonrpc.ID) {
+	fs.mu.Lock()
+	fs.sdk[id]++
+	fs.mu.Unlock()
+}
+
+func (fs *fastSession) sdkDone(id jsonrpc.ID) {
+	fs.mu.Lock()
+	if n := fs.sdk[id]; n <= 1 {
+		delete(fs.sdk, id)
+	} else {
+		fs.sdk[id] = n - 1
+	}
+	fs.mu.Unlock()
+}
+
+// serve runs a call the fast path took and returns the JSON-RPC response
+// to send, as the go-sdk would have written it (nil if the result cannot be
+// marshaled: the go-sdk then sends nothing). header is the HTTP request's,
+// if any; ctx carries the caller's token, if any (auth.TokenInfoFromContext).
+// As the go-sdk's receiving middleware does for its requests (observe.go),
+// the request gets its span and is counted.
+func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *message, hr *httpRequest, header http.Header) []byte {
+	fastServed.Add(1)
+	rq := request{ss: ss, id: idString(m.id), hr: hr, token: auth.TokenInfoFromContext(ctx)}
+	if m.meta != nil {
+		json.Unmarshal(m.meta, &rq.meta) // a valid object (parseMessage): it cannot fail
+	}
+	target := ""
+	if m.method == "tools/call" {
+		target = m.key
+	}
+	ctx, span := fs.srv.startRequest(ctx, m.method, target, rq.meta, header, ss.ID(), rq.id)
+	var (
+		res mcp.Result
+		err error
+	)
+	if m.method == "tools/call" {
+		var r *mcp.CallToolResult
+		if r, err = fs.srv.callTool(ctx, rq, m.key, m.args); err == nil {
+			if r.Content == nil {
+				r.Content = []mcp.Content{} // as the go-sdk does
+			}
+			res = adaptToolResult(ss, r)
+		}
+	} else {
+		res, err = fs.srv.readResource(ctx, rq, m.key)
+	}
+	fs.srv.endRequest(span, m.method, res, err)
+	if err != nil {
+		return encodeError(m.id, err)
+	}
+	b, err := encodeResult(m.id, res)
+	if err != nil {
+		fs.srv.log.Error("the result of "+m.method+" cannot be marshaled", "error", err)
+		return nil
+	}
+	return b
+}
+
+// fastServed counts the calls the fast path served (for tests).
+var fastServed atomic.Int64
+
+// bufs holds the buffers responses are encoded in.
+var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// encodeResult encodes a result response as the go-sdk does: the result
+// marshaled without HTML escaping, in a {"jsonrpc","id","result"} object.
+func encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
+	b := bufs.Get().(*bytes.Buffer)
+	defer bufs.Put(b)
+	b.Reset()
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	if err := marshalTo(b, id.Raw()); err != nil {
+		return nil, err
+	}
+	b.WriteString(`,"result":`)
+	if tr, ok := res.(*mcp.CallToolResult); !ok || !appendPlainResult(b, tr) {
+		if err := marshalTo(b, res); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return bytes.Clone(b.Bytes()), nil
+}
+
+// appendPlainResult appends a tool result made only of plain text blocks
+// as the go-sdk marshals it (through json.Marshal, so with HTML escaping),
+// and reports whether it did; marshalTo takes any other result.
+// FuzzPlainResult checks the two write alike.
+func appendPlainResult(b *bytes.Buffer, r *mcp.CallToolResult) bool {
+	if len(r.Meta) != 0 || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
+		return false
+	}
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); !ok || t == nil || len(t.Meta) != 0 || t.Annotations != nil {
+			return false
+		}
+	}
+	b.WriteString(`{"content":[`)
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"type":"text","text":`)
+		appendJSONString(b, c.(*mcp.TextContent).Text)
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	if r.IsError {
+		b.WriteString(`,"isError":true`)
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// appendJSONString appends s as json.Marshal encodes it: directly if it is
+// printable ASCII that needs no escape, else through json.Marshal.
+func appendJSONString(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string cannot fail
+			b.Write(q)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
+}
+
+// marshalTo appends v as JSON without HTML escaping, as the go-sdk
+// marshals results.
+func marshalTo(b *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
+}
+
+// encodeError encodes an error response, as the go-sdk does.
+func encodeError(id jsonrpc.ID, err error) []byte {
+	b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: err})
+	return b
+}
