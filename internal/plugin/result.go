@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -80,8 +81,18 @@ func stringEnd(s []byte) int {
 
 // plainText decodes the contents of a JSON string: without escapes as they
 // are, with escapes as encoding/json decodes them, except \u escapes,
-// which are left to the go-sdk.
+// which are left to the go-sdk. So are control characters (invalid in a
+// JSON string) and invalid UTF-8, which the go-sdk's decoder replaces with
+// U+FFFD.
 func plainText(s []byte) (string, bool) {
+	for _, c := range s {
+		if c < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.Valid(s) {
+		return "", false
+	}
 	if bytes.IndexByte(s, '\\') < 0 {
 		return string(s), true
 	}
