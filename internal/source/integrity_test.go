@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +24,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/source"
 	"github.com/hangar-mcp/hangar/internal/source/registrytest"
+	"github.com/hangar-mcp/hangar/internal/testutil"
 	"github.com/hangar-mcp/hangar/internal/verify"
 )
 
@@ -185,30 +185,12 @@ func TestLockBoundToVerifiedManifest(t *testing.T) {
 // stallListener accepts connections and never answers.
 func stallListener(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, closeAll, err := testutil.StallListener()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c) // held open, never read or written
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
+	t.Cleanup(closeAll)
+	return addr
 }
 
 // TestFetchDeadline: a registry that accepts and never answers, and an
@@ -216,20 +198,7 @@ func stallListener(t *testing.T) string {
 // deadline; cancelling the context (as SIGTERM does) stops them at once.
 func TestFetchDeadline(t *testing.T) {
 	stalled := stallListener(t)
-	drip := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "1000000")
-		for i := 0; i < 1000000; i++ {
-			if _, err := w.Write([]byte{0}); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}))
+	drip := httptest.NewTLSServer(http.HandlerFunc(testutil.Drip))
 	defer drip.Close()
 
 	specs := map[string]config.Plugin{

@@ -370,52 +370,19 @@ func moduleNotRegular(a *A) {
 // stalledRegistry listens on 127.0.0.1 for the attack, accepts connections
 // and never answers; it returns a source naming it.
 func stalledRegistry(a *A) (string, []string) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, closeAll, err := testutil.StallListener()
 	if err != nil {
 		a.Fatalf("%v", err)
 	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // held, never read or written
-			mu.Unlock()
-		}
-	}()
-	a.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "oci://" + ln.Addr().String() + "/hangar/p:1\n    verify: false", nil
+	a.Cleanup(closeAll)
+	return "oci://" + addr + "/hangar/p:1\n    verify: false", nil
 }
 
 // drippingSource serves a module over HTTPS on 127.0.0.1 one byte every
 // 50 ms; it returns the source (with its pin) and the environment that
 // makes hangar trust the server's certificate.
 func drippingSource(a *A) (string, []string) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "1000000")
-		for range 1000000 {
-			if _, err := w.Write([]byte{0}); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}))
+	srv := httptest.NewTLSServer(http.HandlerFunc(testutil.Drip))
 	a.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
