@@ -83,15 +83,7 @@ func (d *decoder) http(n *yaml.Node, p string) HTTP {
 			h.MaxConnections = v
 		}
 	}
-	if e, ok := f["addr"]; ok {
-		if s, ok := d.str(e.val, join(p, "addr")); ok && s != "" {
-			if problem := checkAddr(s); problem != "" {
-				d.errorf(resolve(e.val), join(p, "addr"), "invalid address %q: %s", s, problem)
-			} else {
-				h.Addr = s
-			}
-		}
-	}
+	h.Addr = d.addr(f, p)
 	if e, ok := f["allowed_origins"]; ok {
 		pp := join(p, "allowed_origins")
 		h.AllowedOrigins = d.normalizeList(d.strList(e.val, pp, "a list of origins"), pp, "origin", checkOrigin)

@@ -455,16 +455,26 @@ func checkServiceURL(s string) string {
 func (d *decoder) metrics(n *yaml.Node, p string) Metrics {
 	var m Metrics
 	f := d.mapping(n, p, metricsKeys, nil)
-	if e, ok := f["addr"]; ok {
-		if s, ok := d.str(e.val, join(p, "addr")); ok && s != "" {
-			if problem := checkAddr(s); problem != "" {
-				d.errorf(resolve(e.val), join(p, "addr"), "invalid address %q: %s", s, problem)
-			} else {
-				m.Addr = s
-			}
-		}
-	}
+	m.Addr = d.addr(f, p)
 	return m
+}
+
+// addr decodes the "addr" key of the mapping f at p: a listening address
+// ("host:port"), or "" when it is unset or invalid (and reported).
+func (d *decoder) addr(f map[string]entry, p string) string {
+	e, ok := f["addr"]
+	if !ok {
+		return ""
+	}
+	s, ok := d.str(e.val, join(p, "addr"))
+	if !ok || s == "" {
+		return ""
+	}
+	if problem := checkAddr(s); problem != "" {
+		d.errorf(resolve(e.val), join(p, "addr"), "invalid address %q: %s", s, problem)
+		return ""
+	}
+	return s
 }
 
 func (d *decoder) tracing(n *yaml.Node, p string) *Tracing {
