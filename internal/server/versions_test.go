@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,16 +16,7 @@ import (
 
 // wireLog records the JSON-RPC messages a client reads, as they were on
 // the wire (through mcp.LoggingTransport).
-type wireLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *wireLog) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
+type wireLog struct{ testutil.SyncBuffer }
 
 // wireMessage is a JSON-RPC message as received, kept raw.
 type wireMessage struct {
@@ -40,10 +29,8 @@ type wireMessage struct {
 // read returns the messages the client has read so far.
 func (w *wireLog) read(t *testing.T) []wireMessage {
 	t.Helper()
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	var msgs []wireMessage
-	for line := range strings.Lines(w.buf.String()) {
+	for line := range strings.Lines(w.String()) {
 		data, ok := strings.CutPrefix(strings.TrimSpace(line), "read: ")
 		if !ok {
 			continue
