@@ -62,11 +62,16 @@ func guardFuel(ctx context.Context, stack []uint64) {
 // compile compiles wasm instrumented with the fuel counter, or, when the
 // rewriter cannot handle it, as it is under wazero's termination check.
 func (e *Engine) compile(ctx context.Context, wasm []byte, rc wazero.RuntimeConfig, p *Plugin) (*module, error) {
+	// The digest of the original names the module in the fuel cache, and
+	// with guarded, the bytes compiled (the rewrite is deterministic).
+	digest := sha256.Sum256(wasm)
 	compileAs := func(wasm []byte, guarded bool) (*module, error) {
-		return p.compileModule(ctx, &e.compiling, wasm, rc.WithCloseOnContextDone(!guarded))
+		unlock := e.compiling.lock(moduleKey{digest, guarded})
+		defer unlock()
+		return p.compileModule(ctx, wasm, rc.WithCloseOnContextDone(!guarded))
 	}
 	start := time.Now()
-	out, err := e.fuel.rewrite(wasm)
+	out, err := e.fuel.rewrite(digest, wasm)
 	if err != nil {
 		// Malformed, or a feature the rewriter does not handle: the
 		// compiler says which.
@@ -95,9 +100,9 @@ func (e *Engine) compile(ctx context.Context, wasm []byte, rc wazero.RuntimeConf
 
 // compileModule makes p's runtime, with WASI and the host modules its
 // imports may name (extism:host/env, Hangar's extism:host/user and the
-// fuel guard's), and compiles wasm in it, one compilation of equal bytes at
-// a time (see moduleLocks).
-func (p *Plugin) compileModule(ctx context.Context, locks *moduleLocks, wasm []byte, rc wazero.RuntimeConfig) (*module, error) {
+// fuel guard's), and compiles wasm in it. The caller holds the module's
+// lock (see moduleLocks).
+func (p *Plugin) compileModule(ctx context.Context, wasm []byte, rc wazero.RuntimeConfig) (*module, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	m, err := func() (*module, error) {
 		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
@@ -115,9 +120,7 @@ func (p *Plugin) compileModule(ctx context.Context, locks *moduleLocks, wasm []b
 				return nil, fmt.Errorf("building host module %s: %w", h.name, err)
 			}
 		}
-		unlock := locks.lock(sha256.Sum256(wasm))
 		compiled, err := rt.CompileModule(ctx, wasm)
-		unlock()
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +146,14 @@ func (p *Plugin) compileModule(ctx context.Context, locks *moduleLocks, wasm []b
 // modules still compile in parallel.
 type moduleLocks struct {
 	mu   sync.Mutex
-	held map[[sha256.Size]byte]*moduleLock
+	held map[moduleKey]*moduleLock
+}
+
+// moduleKey names the bytes a plugin compiles: the digest of its module,
+// and whether it is the module rewritten with the fuel counter.
+type moduleKey struct {
+	digest  [sha256.Size]byte
+	guarded bool
 }
 
 type moduleLock struct {
@@ -151,11 +161,11 @@ type moduleLock struct {
 	waiters int // goroutines holding or waiting for it; guarded by moduleLocks.mu
 }
 
-// lock locks the module with digest key and returns its unlock.
-func (l *moduleLocks) lock(key [sha256.Size]byte) (unlock func()) {
+// lock locks the module key names and returns its unlock.
+func (l *moduleLocks) lock(key moduleKey) (unlock func()) {
 	l.mu.Lock()
 	if l.held == nil {
-		l.held = map[[sha256.Size]byte]*moduleLock{}
+		l.held = map[moduleKey]*moduleLock{}
 	}
 	m := l.held[key]
 	if m == nil {
@@ -208,13 +218,12 @@ func newFuelCache(cacheDir string) *fuelCache {
 	return c
 }
 
-// rewrite returns wasm rewritten by fuel.Rewrite, from the cache if it is
-// there. Errors are not cached.
-func (c *fuelCache) rewrite(wasm []byte) ([]byte, error) {
+// rewrite returns wasm, whose SHA-256 is key, rewritten by fuel.Rewrite,
+// from the cache if it is there. Errors are not cached.
+func (c *fuelCache) rewrite(key [sha256.Size]byte, wasm []byte) ([]byte, error) {
 	if c == nil {
 		return rewrite(wasm)
 	}
-	key := sha256.Sum256(wasm)
 	c.mu.Lock()
 	out := c.mem[key].get()
 	c.mu.Unlock()
