@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 )
 
 // The fast path over stdio (and any other stream of newline-delimited
@@ -356,7 +358,7 @@ func responseID(p []byte) (jsonrpc.ID, bool) {
 	}
 	end := bytes.IndexByte(rest, ',')
 	if rest[0] == '"' {
-		end = skipString(rest, 0)
+		end = rawjson.SkipString(rest, 0)
 	}
 	if end <= 0 || end >= len(rest) {
 		return jsonrpc.ID{}, false
