@@ -11,6 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/hangar-mcp/hangar/internal/server/core"
 )
 
 // The fast path answers tools/call and resources/read itself, in front of
@@ -24,9 +27,9 @@ import (
 // when it is sure of it (parseMessage), and only for a session the go-sdk
 // has initialized, a tool or resource some plugin serves, and an id no
 // other request in progress has; everything else goes to the go-sdk
-// unchanged. A call it takes is served by the same function the go-sdk's
-// handlers use (dispatch.go), and answered with the bytes the go-sdk would
-// write; what happens during the call (progress, logging, sampling,
+// unchanged. A call it takes is served by the same function of the core
+// the go-sdk's handlers call (package core), and answered with the bytes
+// the go-sdk would write; what happens during the call (progress, logging, sampling,
 // elicitation, roots) goes through the go-sdk's session as for any call.
 // Both transports have one: fastpath_stdio.go, and fastpath_http.go with
 // fastpath_stream.go; the parser is in fastpath_parse.go.
@@ -35,6 +38,7 @@ import (
 type fastSession struct {
 	srv *Server
 	ss  atomic.Pointer[mcp.ServerSession] // nil until the go-sdk connected it
+	st  atomic.Pointer[session]           // the session's state, once a call needed it
 
 	mu      sync.Mutex
 	calls   map[jsonrpc.ID]context.CancelCauseFunc // the fast path's calls in progress
@@ -77,11 +81,9 @@ func (s *Server) takes(m *message) bool {
 		return false
 	}
 	if m.method == "tools/call" {
-		mt, _ := s.lookupTool(m.key)
-		return mt != nil
+		return s.core.HasTool(m.key)
 	}
-	mt, _ := s.lookupResource(m.key)
-	return mt != nil
+	return s.core.HasResource(m.key)
 }
 
 // start registers a call the fast path takes, and returns its context,
@@ -174,31 +176,40 @@ func (fs *fastSession) sdkDone(id jsonrpc.ID) {
 // the request gets its span and is counted.
 func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *message, hr *httpRequest, header http.Header) []byte {
 	fastServed.Add(1)
-	rq := request{ss: ss, id: idString(m.id), hr: hr, token: auth.TokenInfoFromContext(ctx)}
+	var meta mcp.Meta
 	if m.meta != nil {
-		json.Unmarshal(m.meta, &rq.meta) // a valid object (parseMessage): it cannot fail
+		json.Unmarshal(m.meta, &meta) // a valid object (parseMessage): it cannot fail
 	}
+	var carrier *core.Scope
+	if hr != nil {
+		carrier = hr.scope
+	}
+	rq := fs.state(ss).request(ss, idString(m.id), meta, auth.TokenInfoFromContext(ctx), carrier)
 	target := ""
 	if m.method == "tools/call" {
 		target = m.key
 	}
-	ctx, span := fs.srv.startRequest(ctx, m.method, target, rq.meta, header, ss.ID(), rq.id)
+	var tc propagation.TextMapCarrier
+	if header != nil {
+		tc = propagation.HeaderCarrier(header)
+	}
+	ctx, span := fs.srv.core.StartRequest(ctx, m.method, target, rq.Meta, tc, ss.ID(), rq.ID)
 	var (
 		res mcp.Result
 		err error
 	)
 	if m.method == "tools/call" {
 		var r *mcp.CallToolResult
-		if r, err = fs.srv.callTool(ctx, rq, m.key, m.args); err == nil {
+		if r, err = fs.srv.core.CallTool(ctx, rq, m.key, m.args); err == nil {
 			if r.Content == nil {
 				r.Content = []mcp.Content{} // as the go-sdk does
 			}
-			res = adaptToolResult(ss, r)
+			res = r
 		}
 	} else {
-		res, err = fs.srv.readResource(ctx, rq, m.key)
+		res, err = fs.srv.core.ReadResource(ctx, rq, m.key)
 	}
-	fs.srv.endRequest(span, m.method, res, err)
+	fs.srv.core.EndRequest(span, m.method, res, err)
 	if err != nil {
 		return encodeError(m.id, err)
 	}
@@ -208,6 +219,16 @@ func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *mess
 		return nil
 	}
 	return b
+}
+
+// state returns the state of the session ss, the fast session's.
+func (fs *fastSession) state(ss *mcp.ServerSession) *session {
+	if st := fs.st.Load(); st != nil {
+		return st
+	}
+	st := fs.srv.session(ss)
+	fs.st.Store(st)
+	return st
 }
 
 // fastServed counts the calls the fast path served (for tests).

@@ -234,7 +234,7 @@ func (hs *httpSession) endRequest(timeout time.Duration) {
 // the ids of the calls it carries. hs is nil if the session is not (or not
 // yet) known: its POSTs go to the go-sdk.
 func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession) {
-	hr := h.srv.calls.request(r.Header.Get(requestHeader))
+	hr := h.srv.requests.get(r.Header.Get(requestHeader))
 	body, err := readBody(r)
 	if err != nil || len(body) > maxBody {
 		h.next.ServeHTTP(w, r) // r.Body replays what was read: the go-sdk refuses it
@@ -418,14 +418,4 @@ func (hr *httpRequest) idFor(method, key string) string {
 		return ""
 	}
 	return id
-}
-
-// request returns the HTTP request with the given token.
-func (t *tracker) request(tok string) *httpRequest {
-	if tok == "" {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.requests[tok]
 }

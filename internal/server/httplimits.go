@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
+	"github.com/hangar-mcp/hangar/internal/server/core"
 )
 
 const sessionIDHeader = "Mcp-Session-Id"
@@ -46,21 +47,21 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 			// the JSON-RPC errors that answer them: once the SDK closes the
 			// session, it writes nothing more.
 			if s.endSession(id, errSessionClosed) {
-				s.calls.waitRequests(id, cancelGrace)
+				s.requests.wait(id, core.CancelGrace)
 			}
 			next.ServeHTTP(w, r)
 		case r.Method != http.MethodPost:
 			next.ServeHTTP(w, r)
 		case id == "":
-			if s.calls.stopping() {
-				writeRPCError(w, http.StatusServiceUnavailable, errStopping)
+			if s.core.Stopping() {
+				writeRPCError(w, http.StatusServiceUnavailable, core.ErrStopping)
 				return
 			}
 			if n := live.Add(1); o.MaxSessions > 0 && n > int64(o.MaxSessions) {
 				live.Add(-1)
 				w.Header().Set("Retry-After", "10")
 				writeRPCError(w, http.StatusServiceUnavailable, &jsonrpc.Error{
-					Code:    codeServerStopping,
+					Code:    core.CodeServerStopping,
 					Message: fmt.Sprintf("too many sessions: the server holds at most %d; try again later", o.MaxSessions),
 				})
 				return
@@ -68,13 +69,13 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 			next.ServeHTTP(w, r)
 			s.watchSession(w.Header().Get(sessionIDHeader), func() { live.Add(-1) })
 		default:
-			hr, done := s.calls.trackRequest(r, id)
+			hr, done := s.requests.track(r, id)
 			defer done()
 			if wd != nil {
-				wd.failed = hr.lost
+				wd.lost = hr.scope
 			}
 			next.ServeHTTP(w, r)
-			if hr.running.Load() > 0 {
+			if hr.scope.Running() > 0 {
 				// The SDK let the request go (its session ended) while one of
 				// its calls still runs: no answer can reach this stream, so
 				// end it as a broken one rather than a complete, empty one.
@@ -115,9 +116,9 @@ func writeRPCError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 // reading loses its connection instead of holding the writer forever.
 type writeDeadline struct {
 	http.ResponseWriter
-	rc     *http.ResponseController
-	d      time.Duration
-	failed func() // called when a write fails: the client is gone
+	rc   *http.ResponseController
+	d    time.Duration
+	lost *core.Scope // ended when a write fails: the client is gone
 }
 
 func (w *writeDeadline) extend() { w.rc.SetWriteDeadline(time.Now().Add(w.d)) }
@@ -130,8 +131,8 @@ func (w *writeDeadline) WriteHeader(code int) {
 func (w *writeDeadline) Write(p []byte) (int, error) {
 	w.extend()
 	n, err := w.ResponseWriter.Write(p)
-	if err != nil && w.failed != nil {
-		w.failed()
+	if err != nil && w.lost != nil {
+		w.lost.End(nil)
 	}
 	return n, err
 }

@@ -20,6 +20,9 @@
 // Each session is sent only what the protocol version it negotiated
 // defines (see versions.go): capabilities, content types and elicitation.
 //
+// The plugins are served by the dispatch core (package core), which the
+// ways in call: the go-sdk's sessions and the fast path.
+//
 // A plugin may be mounted while it is still loading ([Loading]): the server
 // offers the lists it is expected to offer, calls wait for it, and
 // [Server.Readiness] names the plugins not loaded yet (see loading.go).
@@ -28,12 +31,9 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
-	"sort"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,23 +41,16 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/server/core"
 )
 
 // ErrConflict reports a tool or prompt name, or a resource URI, that two
 // plugins offer.
-var ErrConflict = errors.New("offered by two plugins")
+var ErrConflict = core.ErrConflict
 
-// Mount is a plugin as the server presents it.
-type Mount struct {
-	// Plugin is the plugin, or nil when Loading is set.
-	Plugin *plugin.Plugin
-	// Loading, if set, is the plugin while it is still loading, and
-	// after (see loading.go).
-	Loading *Loading
-	// Prefix, if set, is put before the plugin's names ("prefix_name") and
-	// URIs ("prefix+uri") to keep them apart from other plugins'.
-	Prefix string
-}
+// Mount is a plugin as the server presents it: the plugin (or, while it
+// loads, its Loading) and its prefix.
+type Mount = core.Mount
 
 // Options configure a Server. A nil *Options means defaults.
 type Options struct {
@@ -92,45 +85,19 @@ var ReplicaRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // ReplicaSeparator ends the replica's name at the start of a session ID.
 const ReplicaSeparator = "~"
 
-// Server is an MCP server over a fixed set of plugins.
+// Server is an MCP server over a set of plugins.
 type Server struct {
-	mcp    *mcp.Server
-	log    *slog.Logger
-	mounts []*mount
-	calls  *tracker // calls in progress
-
+	core    *core.Core
+	mcp     *mcp.Server
+	log     *slog.Logger
 	metrics *metrics.Metrics // nil: none
-	tracer  trace.Tracer
-	grants  sync.Map // *mcp.ServerSession -> *grantView, for sessions allowed some plugins (observe.go)
 
 	noFastPath bool // Options.DisableFastPath
 
-	installMu sync.Mutex // serializes installing plugin sets
-
-	mu        sync.Mutex
-	tools     map[string]*mount // exposed name -> owner
-	prompts   map[string]*mount
-	resources map[string]*mount // exposed URI -> owner
-	templates map[string]*mount // exposed URI template -> owner
-
-	templateOrder []compiledTemplate // templates, sorted; nil: to be made again
-}
-
-// mount is a Mount plus what the server has registered for it.
-type mount struct {
-	Mount
-	name string
-	srv  *Server
-
-	seq     [4]uint64       // by plugin.ListKind, the Seq of the lists offered; guarded by srv.mu
-	updates resourceUpdates // resource-updated notifications not yet sent
-	retired bool            // replaced by a reload; guarded by srv.mu
-	from    *plugin.Lists   // with Loading: the lists the mount was installed with
-
-	// What the server registered for the plugin, by exposed name or URI
-	// (or URI template), for the requests that reach it; guarded by srv.mu.
-	toolEntries map[string]*toolEntry
-	mimeTypes   map[string]string // of resources and templates
+	grants   sync.Map // *mcp.ServerSession -> *grantView, for sessions allowed some plugins (observe.go)
+	smu      sync.Mutex
+	sessions map[*mcp.ServerSession]*session
+	requests httpRequests // HTTP requests in progress (calls.go)
 }
 
 // New lists every plugin and builds the server. It fails if two plugins
@@ -146,10 +113,13 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if o.Replica != "" && !ReplicaRE.MatchString(o.Replica) {
 		return nil, fmt.Errorf("invalid replica name %q: use 1 to 63 letters, digits, \".\", \"_\" and \"-\", starting with a letter or digit", o.Replica)
 	}
-	s := &Server{log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider), noFastPath: o.DisableFastPath}
-	ms, catalogs, err := s.prepare(ctx, mounts)
-	if err != nil {
-		return nil, err
+	s := &Server{
+		core:       core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider}),
+		log:        o.Logger,
+		metrics:    o.Metrics,
+		noFastPath: o.DisableFastPath,
+		sessions:   map[*mcp.ServerSession]*session{},
+		requests:   httpRequests{byToken: map[string]*httpRequest{}},
 	}
 	var sessionID func() string // nil: the SDK's
 	if o.Replica != "" {
@@ -160,7 +130,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		Logger:                    sdkLogger(o.Logger), // per-session records at debug
 		SupportedProtocolVersions: sessionProtocolVersions(),
 		PageSize:                  o.PageSize,
-		Capabilities:              capabilities(),
+		Capabilities:              core.Capabilities(),
 		CompletionHandler:         s.complete,
 		SubscribeHandler:          s.subscribe,
 		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
@@ -170,8 +140,11 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	s.mcp.AddSendingMiddleware(adaptRequests, s.fastSend) // fastSend innermost
 	s.mcp.AddReceivingMiddleware(s.observeRequests)       // observe.go
 	s.mcp.AddSendingMiddleware(s.hideListChanges)
-	s.metrics.SetPlugins(s.pluginStats)
-	s.install(ms, catalogs)
+	s.core.Listen(registrar{s})
+	if err := s.core.Reload(ctx, mounts); err != nil {
+		return nil, err
+	}
+	s.metrics.SetPlugins(s.core.PluginStats)
 	return s, nil
 }
 
@@ -181,109 +154,67 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 // the old at once, clients are told what lists changed, and calls already
 // running finish on the old plugins, which stay owned by the caller.
 func (s *Server) Reload(ctx context.Context, mounts []Mount) error {
-	ms, catalogs, err := s.prepare(ctx, mounts)
-	if err != nil {
-		return err
+	return s.core.Reload(ctx, mounts)
+}
+
+// Readiness reports whether every plugin is loaded. If not, notReady names
+// each plugin that is not, with what it is doing ("loading") or why it
+// failed ("failed to load: ...").
+func (s *Server) Readiness() (ready bool, notReady map[string]string) {
+	return s.core.Readiness()
+}
+
+// registrar registers what the core offers with the go-sdk server, whose
+// handlers send the requests back to the core.
+type registrar struct{ s *Server }
+
+func (r registrar) Offer(item any) (err error) {
+	// The go-sdk panics on what it refuses (an invalid URI template, say).
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%v", v)
+		}
+	}()
+	s := r.s
+	switch it := item.(type) {
+	case *mcp.Tool:
+		s.mcp.AddTool(it, s.toolHandler)
+	case *mcp.Prompt:
+		s.mcp.AddPrompt(it, s.promptHandler)
+	case *mcp.Resource:
+		s.mcp.AddResource(it, s.resourceHandler)
+	case *mcp.ResourceTemplate:
+		s.mcp.AddResourceTemplate(it, s.resourceHandler)
+	default:
+		return fmt.Errorf("cannot offer a %T", item)
 	}
-	s.install(ms, catalogs)
 	return nil
 }
 
-// prepare lists every plugin of a new set and checks it for conflicts.
-func (s *Server) prepare(ctx context.Context, mounts []Mount) ([]*mount, []*catalog, error) {
-	ms := make([]*mount, len(mounts))
-	for i, m := range mounts {
-		ms[i] = &mount{Mount: m, srv: s, toolEntries: map[string]*toolEntry{}, mimeTypes: map[string]string{}}
-		if m.Loading != nil {
-			ms[i].name = m.Loading.Name()
-		} else {
-			ms[i].name = m.Plugin.Name()
-		}
+func (r registrar) Withdraw(kind core.Kind, keys ...string) {
+	switch kind {
+	case core.Tools:
+		r.s.mcp.RemoveTools(keys...)
+	case core.Prompts:
+		r.s.mcp.RemovePrompts(keys...)
+	case core.Resources:
+		r.s.mcp.RemoveResources(keys...)
+	case core.Templates:
+		r.s.mcp.RemoveResourceTemplates(keys...)
 	}
-	catalogs := make([]*catalog, len(ms))
-	var errs []error
-	for i, m := range ms {
-		if m.Loading != nil {
-			m.from = m.Loading.lists()
-			catalogs[i] = m.catalogOf(m.from)
-			continue
-		}
-		c, err := m.list(ctx, allLists)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		catalogs[i] = c
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
-	}
-	if err := checkConflicts(ms, catalogs); err != nil {
-		return nil, nil, err
-	}
-	return ms, catalogs, nil
 }
 
-// install makes ms the server's plugins. Names the old set offered and the
-// new one does not are removed last, so that a name both offer never
-// disappears in between.
-func (s *Server) install(ms []*mount, catalogs []*catalog) {
-	s.installMu.Lock()
-	defer s.installMu.Unlock()
+// ListChanged does nothing: the go-sdk tells sessions of a list's change
+// itself, when its registrations change.
+func (r registrar) ListChanged(plugin.ListKind) {}
 
-	s.mu.Lock()
-	for _, m := range s.mounts {
-		m.retired = true
-	}
-	prev := [4]map[string]*mount{s.tools, s.prompts, s.resources, s.templates}
-	s.tools, s.prompts = map[string]*mount{}, map[string]*mount{}
-	s.resources, s.templates = map[string]*mount{}, map[string]*mount{}
-	s.templateOrder = nil
-	s.mounts = ms
-	s.mu.Unlock()
-
-	for i, m := range ms {
-		m.apply(catalogs[i], allLists)
-		if m.Loading != nil {
-			m.Loading.attach(m)
-		} else {
-			m.Plugin.SetEvents(m)
-		}
-	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := [4]map[string]*mount{s.tools, s.prompts, s.resources, s.templates}
-	remove := [4]func(...string){s.mcp.RemoveTools, s.mcp.RemovePrompts, s.mcp.RemoveResources, s.mcp.RemoveResourceTemplates}
-	for k := range prev {
-		var gone []string
-		for key := range prev[k] {
-			if _, ok := now[k][key]; !ok {
-				gone = append(gone, key)
-			}
-		}
-		if len(gone) > 0 {
-			remove[k](gone...)
-		}
-	}
+// ResourceUpdated tells the sessions subscribed to uri.
+func (r registrar) ResourceUpdated(uri string) error {
+	return r.s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 }
 
 // MCP returns the go-sdk server, to be run on a transport.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
-
-// capabilities advertises every feature a plugin may offer, whether or not
-// the current plugins do, since a reload or a list change may add them.
-// A session of an older protocol version is sent only those its version
-// defines (see capabilitiesFor).
-func capabilities() *mcp.ServerCapabilities {
-	return &mcp.ServerCapabilities{
-		Logging:     &mcp.LoggingCapabilities{},
-		Tools:       &mcp.ToolCapabilities{ListChanged: true},
-		Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-		Completions: &mcp.CompletionCapabilities{},
-	}
-}
 
 // sessionProtocolVersions are the protocol versions the server speaks: those
 // with sessions, up to 2025-11-25. From 2026-07-28 on, a server may not send
@@ -301,61 +232,3 @@ func sessionProtocolVersions() []string {
 }
 
 const lastSessionProtocol = "2025-11-25"
-
-// exposedName is a tool or prompt name as clients see it.
-func (m *mount) exposedName(name string) string {
-	if m.Prefix == "" {
-		return name
-	}
-	return m.Prefix + "_" + name
-}
-
-// exposedURI is a resource URI or URI template as clients see it.
-func (m *mount) exposedURI(uri string) string {
-	if m.Prefix == "" {
-		return uri
-	}
-	return m.Prefix + "+" + uri
-}
-
-// pluginURI undoes exposedURI.
-func (m *mount) pluginURI(uri string) string {
-	return strings.TrimPrefix(uri, m.exposedURI(""))
-}
-
-// pluginName undoes exposedName.
-func (m *mount) pluginName(name string) string {
-	return strings.TrimPrefix(name, m.exposedName(""))
-}
-
-// checkConflicts reports every exposed name or URI claimed by two plugins.
-func checkConflicts(mounts []*mount, catalogs []*catalog) error {
-	type claim struct{ kind, key string }
-	owner := map[claim]string{}
-	var errs []error
-	add := func(m *mount, kind, key string) {
-		c := claim{kind, key}
-		if prev, ok := owner[c]; ok && prev != m.name {
-			errs = append(errs, fmt.Errorf("%s %q is %w %q and %q; give one of them a prefix", kind, key, ErrConflict, prev, m.name))
-			return
-		}
-		owner[c] = m.name
-	}
-	for i, m := range mounts {
-		c := catalogs[i]
-		for _, t := range c.tools {
-			add(m, "tool", m.exposedName(t.tool.Name))
-		}
-		for _, p := range c.prompts {
-			add(m, "prompt", m.exposedName(p.Name))
-		}
-		for _, r := range c.resources {
-			add(m, "resource", m.exposedURI(r.URI))
-		}
-		for _, t := range c.templates {
-			add(m, "resource template", m.exposedURI(t.URITemplate))
-		}
-	}
-	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return errors.Join(errs...)
-}

@@ -4,50 +4,206 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
 
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/core"
 )
+
+// errSessionClosed is why a session's calls were cancelled when it ended.
+// It wraps context.Canceled, so a cancelled call answers "request
+// cancelled".
+var errSessionClosed = fmt.Errorf("%w: the session ended", context.Canceled)
+
+// session is the server's state for one MCP session: the scope of its
+// calls, and the queue of its notifications.
+type session struct {
+	scope *core.Scope // ends with the session
+	notes notifier
+}
+
+// session returns the state of ss, creating it on first use; it is
+// dropped, and the session's calls cancelled, when the session ends.
+func (s *Server) session(ss *mcp.ServerSession) *session {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	if st := s.sessions[ss]; st != nil {
+		return st
+	}
+	st := &session{scope: core.NewScope(context.Background(), nil)}
+	st.notes.init(ss)
+	s.sessions[ss] = st
+	go func() {
+		ss.Wait()
+		s.smu.Lock()
+		delete(s.sessions, ss)
+		s.smu.Unlock()
+		st.end(errSessionClosed)
+	}()
+	return st
+}
+
+// end cancels the session's calls and stops its notifications.
+func (st *session) end(cause error) {
+	st.scope.End(cause)
+	st.notes.close()
+}
+
+// endSession cancels the calls of the session with the given ID, if it has
+// any, and reports whether it found the session.
+func (s *Server) endSession(id string, cause error) bool {
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() == id {
+			s.smu.Lock()
+			st := s.sessions[ss]
+			s.smu.Unlock()
+			if st != nil {
+				st.scope.End(cause)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// request describes, for the core, a request of the session ss (which
+// must not be nil), with the given JSON-RPC id, _meta and principal.
+// Carrier, if not nil, is the scope of the HTTP request that carried it.
+func (st *session) request(ss *mcp.ServerSession, id string, meta mcp.Meta, principal *sdkauth.TokenInfo, carrier *core.Scope) core.Request {
+	h := newSessionHost(ss, &st.notes)
+	return core.Request{
+		Principal:    principal,
+		ID:           id,
+		Meta:         meta,
+		Version:      h.version,
+		Capabilities: h.caps,
+		Client:       h,
+		Scope:        st.scope,
+		Carrier:      carrier,
+	}
+}
+
+// sdkRequest describes a request the go-sdk delivered to a handler. The
+// JSON-RPC id comes from the transport: Hangar's connections put it in the
+// request's Extra (idHeader), and over Streamable HTTP the HTTP request
+// that carried the call recorded it (requestHeader).
+func (s *Server) sdkRequest(ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta, method, key string) core.Request {
+	id, carrier := s.sdkID(extra, method, key)
+	if ss == nil {
+		return core.Request{Principal: tokenOf(extra), ID: id, Meta: meta, Carrier: carrier}
+	}
+	return s.session(ss).request(ss, id, meta, tokenOf(extra), carrier)
+}
+
+// sdkID returns the JSON-RPC id of a request the go-sdk delivered, and the
+// scope of the HTTP request that carried it, if any.
+func (s *Server) sdkID(extra *mcp.RequestExtra, method, key string) (string, *core.Scope) {
+	if extra == nil || extra.Header == nil {
+		return "", nil
+	}
+	if tok := extra.Header.Get(requestHeader); tok != "" {
+		if hr := s.requests.get(tok); hr != nil {
+			return hr.idFor(method, key), hr.scope
+		}
+		return "", nil
+	}
+	return extra.Header.Get(idHeader), nil
+}
+
+// tokenOf returns the caller's token of a request the go-sdk delivered:
+// nil if it carried none.
+func tokenOf(extra *mcp.RequestExtra) *sdkauth.TokenInfo {
+	if extra == nil {
+		return nil
+	}
+	return extra.TokenInfo
+}
+
+// idHeader carries, in a request's Extra, the JSON-RPC id of a request read
+// by one of Hangar's connections (idConn). Clients cannot set it: over HTTP,
+// where Extra holds the request's headers, the HTTP handler removes it.
+const idHeader = "Hangar-Internal-Id"
+
+// idConn passes the JSON-RPC id of each request read from a connection to
+// the handlers, in the request's Extra.
+type idConn struct{ mcp.Connection }
+
+func (c idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra == nil {
+		req.Extra = &mcp.RequestExtra{Header: http.Header{idHeader: {idString(req.ID)}}}
+	}
+	return msg, err
+}
+
+// idString is a JSON-RPC id as plugins see it.
+func idString(id jsonrpc.ID) string {
+	switch v := id.Raw().(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	default:
+		return fmt.Sprint(v)
+	}
+}
 
 // sessionHost is the client of one session, as plugins' host imports see
 // it. It refuses what the client did not declare it can do.
 type sessionHost struct {
-	ss    *mcp.ServerSession
-	notes *notifier // the session's; nil means send at once
-	last  uint64    // the call's last queued notification
+	ss      *mcp.ServerSession
+	version string                  // the session's protocol version
+	caps    *mcp.ClientCapabilities // the client's; nil: none declared
+	notes   *notifier               // the session's; nil means send at once
+	last    uint64                  // the call's last queued notification
 }
 
-func (h *sessionHost) caps() *mcp.ClientCapabilities {
-	if p := h.ss.InitializeParams(); p != nil && p.Capabilities != nil {
-		return p.Capabilities
+func newSessionHost(ss *mcp.ServerSession, notes *notifier) *sessionHost {
+	h := &sessionHost{ss: ss, notes: notes}
+	if p := ss.InitializeParams(); p != nil {
+		h.version, h.caps = versionOf(p), p.Capabilities
+	}
+	return h
+}
+
+func (h *sessionHost) capabilities() *mcp.ClientCapabilities {
+	if h.caps != nil {
+		return h.caps
 	}
 	return &mcp.ClientCapabilities{}
 }
 
 func (h *sessionHost) CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	if h.caps().Sampling == nil {
+	if h.capabilities().Sampling == nil {
 		return nil, errors.New("the client does not support sampling")
 	}
 	return h.ss.CreateMessage(ctx, params)
 }
 
 func (h *sessionHost) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if h.caps().Elicitation == nil {
+	if h.capabilities().Elicitation == nil {
 		return nil, errors.New("the client does not support elicitation")
 	}
 	// A client may declare elicitation while speaking a version without
 	// it; Hangar sends a session nothing its version does not define.
-	v := sessionVersion(h.ss)
-	if v < version20250618 {
-		return nil, fmt.Errorf("the client does not support elicitation: the session's protocol version %s has none (it came with %s)", v, version20250618)
+	v := h.version
+	if v < core.Version20250618 {
+		return nil, fmt.Errorf("the client does not support elicitation: the session's protocol version %s has none (it came with %s)", v, core.Version20250618)
 	}
-	if params != nil && v < version20251125 && (params.Mode == "url" || params.Mode == "" && (params.URL != "" || params.ElicitationID != "")) {
-		return nil, fmt.Errorf(`the client does not support "url" elicitation: the session's protocol version %s has only form elicitation ("url" came with %s)`, v, version20251125)
+	if params != nil && v < core.Version20251125 && (params.Mode == "url" || params.Mode == "" && (params.URL != "" || params.ElicitationID != "")) {
+		return nil, fmt.Errorf(`the client does not support "url" elicitation: the session's protocol version %s has only form elicitation ("url" came with %s)`, v, core.Version20251125)
 	}
 	return h.ss.Elicit(ctx, params)
 }
 
 func (h *sessionHost) ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
-	if h.caps().RootsV2 == nil {
+	if h.capabilities().RootsV2 == nil {
 		return nil, errors.New("the client does not support roots")
 	}
 	return h.ss.ListRoots(ctx, nil)
@@ -66,8 +222,8 @@ func (h *sessionHost) NotifyProgress(ctx context.Context, params *mcp.ProgressNo
 }
 
 func (h *sessionHost) NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error {
-	if v := sessionVersion(h.ss); v < version20251125 {
-		return fmt.Errorf("the client does not support elicitation completion notices: the session's protocol version %s has no URL elicitation (it came with %s)", v, version20251125)
+	if v := h.version; v < core.Version20251125 {
+		return fmt.Errorf("the client does not support elicitation completion notices: the session's protocol version %s has no URL elicitation (it came with %s)", v, core.Version20251125)
 	}
 	return h.queue(&note{ctx: ctx, size: 64 + len(params.ElicitationID), send: func(ctx context.Context) error { return h.ss.NotifyElicitationComplete(ctx, params) }}, true)
 }
@@ -82,8 +238,9 @@ func (h *sessionHost) queue(n *note, essential bool) error {
 	return nil
 }
 
-// flush waits, briefly, for the call's notifications to be written.
-func (h *sessionHost) flush() {
+// Flush waits, briefly, for the call's notifications to be written (the
+// core calls it when the call ends: core.Flusher).
+func (h *sessionHost) Flush() {
 	if h.notes != nil {
 		h.notes.flush(h.last)
 	}

@@ -5,37 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/core"
 )
 
-// The protocol versions whose differences Hangar adapts to. A session
-// negotiates one of them at initialize, and Hangar sends it nothing that
-// version does not define:
-//
-//   - 2024-11-05: no completions capability (completion/complete is
-//     served, as that version defines the method without a capability), no
-//     audio or resource_link content, no progress message, no elicitation.
-//     A sampling request with audio fails (the plugin is told why).
-//   - 2025-03-26: audio content, the completions capability and progress
-//     messages; still no resource_link content and no elicitation.
-//   - 2025-06-18: resource_link content and form elicitation, whose request
-//     has no mode field.
-//   - 2025-11-25: URL-mode elicitation, the mode field and
-//     notifications/elicitation/complete.
-//
-// Content a version lacks is replaced, in tool results and prompt
-// messages, by a text block describing it (a resource link becomes
-// "Resource: URI", with its name, title and MIME type), so the model still
-// learns of it; fields a version lacks in objects (a tool's title or output
-// schema, a result's structuredContent) are left in, as every version's
-// schema lets objects carry more properties than it names.
+// Each session is sent nothing its protocol version does not define (see
+// the versions in package core): the core adapts the content of results to
+// a request's version, and the middleware here adapts the rest, the
+// initialize result and what the server sends a session.
 const (
-	version20241105 = "2024-11-05"
-	version20250326 = "2025-03-26"
-	version20250618 = "2025-06-18"
-	version20251125 = "2025-11-25"
+	version20241105 = core.Version20241105
+	version20250326 = core.Version20250326
+	version20250618 = core.Version20250618
+	version20251125 = core.Version20251125
 )
 
 // sessionVersion is the protocol version ss negotiated, or "" before
@@ -46,7 +30,12 @@ func sessionVersion(ss *mcp.ServerSession) string {
 	if ss == nil {
 		return ""
 	}
-	p := ss.InitializeParams()
+	return versionOf(ss.InitializeParams())
+}
+
+// versionOf is the protocol version of a session initialized with p, or ""
+// if p is nil.
+func versionOf(p *mcp.InitializeParams) string {
 	if p == nil {
 		return ""
 	}
@@ -65,98 +54,20 @@ func serverSession(req mcp.Request) *mcp.ServerSession {
 	return ss
 }
 
-// adaptResults is receiving middleware: it removes from the results of a
-// session's requests what the session's protocol version lacks.
+// adaptResults is receiving middleware: it removes from the initialize
+// result what the session's protocol version lacks. (The core adapts the
+// content of the results it returns.)
 func adaptResults(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if err != nil || res == nil {
 			return res, err
 		}
-		switch res := res.(type) {
-		case *mcp.InitializeResult:
-			if res.Capabilities != nil {
-				res.Capabilities = capabilitiesFor(res.ProtocolVersion, res.Capabilities)
-			}
-		case *mcp.CallToolResult:
-			adaptToolResult(serverSession(req), res)
-		case *mcp.GetPromptResult:
-			v := sessionVersion(serverSession(req))
-			for _, m := range res.Messages {
-				if m != nil && m.Content != nil {
-					m.Content = contentFor(v, []mcp.Content{m.Content})[0]
-				}
-			}
+		if res, ok := res.(*mcp.InitializeResult); ok && res.Capabilities != nil {
+			res.Capabilities = core.CapabilitiesFor(res.ProtocolVersion, res.Capabilities)
 		}
 		return res, nil
 	}
-}
-
-// adaptToolResult removes from a tool result what the protocol version of
-// ss lacks, and returns it.
-func adaptToolResult(ss *mcp.ServerSession, res *mcp.CallToolResult) *mcp.CallToolResult {
-	res.Content = contentFor(sessionVersion(ss), res.Content)
-	return res
-}
-
-// capabilitiesFor returns caps without what version v does not define.
-func capabilitiesFor(v string, caps *mcp.ServerCapabilities) *mcp.ServerCapabilities {
-	if v != "" && v < version20250326 && caps.Completions != nil {
-		c := *caps
-		c.Completions = nil
-		return &c
-	}
-	return caps
-}
-
-// contentFor returns content with the blocks version v lacks replaced by
-// text describing them.
-func contentFor(v string, content []mcp.Content) []mcp.Content {
-	if v == "" || v >= version20250618 {
-		return content
-	}
-	out, copied := content, false
-	for i, c := range content {
-		var text string
-		switch c := c.(type) {
-		case *mcp.ResourceLink:
-			text = describeLink(c)
-		case *mcp.AudioContent:
-			if v >= version20250326 {
-				continue
-			}
-			text = fmt.Sprintf("[audio (%s, %d bytes) left out: protocol version %s has no audio content]", c.MIMEType, len(c.Data), v)
-		default:
-			continue
-		}
-		if !copied {
-			out, copied = slices.Clone(content), true // replace in a copy
-		}
-		out[i] = &mcp.TextContent{Text: text}
-	}
-	return out
-}
-
-// describeLink is the text that stands for a resource link in protocol
-// versions without resource_link content.
-func describeLink(l *mcp.ResourceLink) string {
-	var b strings.Builder
-	b.WriteString("Resource: ")
-	b.WriteString(l.URI)
-	var about []string
-	for _, s := range []string{l.Name, l.Title, l.MIMEType} {
-		if s != "" {
-			about = append(about, s)
-		}
-	}
-	if len(about) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(about, ", "))
-	}
-	if l.Description != "" {
-		b.WriteString(": ")
-		b.WriteString(l.Description)
-	}
-	return b.String()
 }
 
 // adaptRequests is sending middleware: it removes from the requests and

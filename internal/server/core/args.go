@@ -1,10 +1,12 @@
-package server
+package core
 
 import (
 	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 )
@@ -132,4 +134,22 @@ func numbersFit(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// validateArguments checks tool arguments against the tool's input schema
+// and returns what is wrong, or "".
+func validateArguments(schema *jsonschema.Resolved, raw json.RawMessage) string {
+	var args any = map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return "arguments are not valid JSON: " + err.Error()
+		}
+	}
+	if _, ok := args.(map[string]any); !ok {
+		return "arguments must be a JSON object"
+	}
+	if err := schema.Validate(args); err != nil {
+		return err.Error()
+	}
+	return ""
 }
