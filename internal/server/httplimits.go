@@ -13,6 +13,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
 const sessionIDHeader = "Mcp-Session-Id"
@@ -23,8 +24,7 @@ const sessionIDHeader = "Mcp-Session-Id"
 func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 	var live atomic.Int64 // sessions open or being opened
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Header.Del(requestHeader)
-		r.Header.Del(idHeader)
+		sessions.ClearInternalHeaders(r.Header)
 		var wd *writeDeadline
 		if o.WriteTimeout > 0 {
 			wd = &writeDeadline{ResponseWriter: w, rc: http.NewResponseController(w), d: o.WriteTimeout}
@@ -46,8 +46,8 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 			// End the session's calls first, and let their requests carry
 			// the JSON-RPC errors that answer them: once the SDK closes the
 			// session, it writes nothing more.
-			if s.endSession(id, errSessionClosed) {
-				s.requests.wait(id, core.CancelGrace)
+			if s.sdk.EndSession(id, sessions.ErrSessionClosed) {
+				s.sdk.WaitHTTP(id, core.CancelGrace)
 			}
 			next.ServeHTTP(w, r)
 		case r.Method != http.MethodPost:
@@ -69,13 +69,13 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 			next.ServeHTTP(w, r)
 			s.watchSession(w.Header().Get(sessionIDHeader), func() { live.Add(-1) })
 		default:
-			hr, done := s.requests.track(r, id)
+			hr, done := s.sdk.TrackHTTP(r, id)
 			defer done()
 			if wd != nil {
-				wd.lost = hr.scope
+				wd.lost = hr.Scope
 			}
 			next.ServeHTTP(w, r)
-			if hr.scope.Running() > 0 {
+			if hr.Scope.Running() > 0 {
 				// The SDK let the request go (its session ended) while one of
 				// its calls still runs: no answer can reach this stream, so
 				// end it as a broken one rather than a complete, empty one.
@@ -88,18 +88,14 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 // watchSession calls done when the session with the given ID ends, or at
 // once if there is none.
 func (s *Server) watchSession(id string, done func()) {
-	if id != "" {
-		for ss := range s.mcp.Sessions() {
-			if ss.ID() == id {
-				closed := s.metrics.SessionOpened(metrics.TransportStreamableHTTP)
-				go func() {
-					ss.Wait()
-					closed()
-					done()
-				}()
-				return
-			}
-		}
+	if ss := s.sdk.Session(id); ss != nil {
+		closed := s.metrics.SessionOpened(metrics.TransportStreamableHTTP)
+		go func() {
+			ss.Wait()
+			closed()
+			done()
+		}()
+		return
 	}
 	done()
 }

@@ -1,47 +1,21 @@
-// Package server serves a set of plugins as one MCP server, on the
-// modelcontextprotocol go-sdk.
-//
-// Each plugin's tools, resources, resource templates and prompts are
-// registered under the plugin's own names (or, with a prefix, "prefix_name"
-// for tools and prompts and "prefix+uri" for URIs, including the URIs of
-// resource contents, resource links and embedded resources in what a plugin
-// returns; the prefix is stripped again before a plugin sees a name or URI a
-// client sends). A name or URI offered by
-// two plugins is an error at start-up. Calls are routed to the plugin that
-// owns the name; host imports made during a call reach the client of the
-// session that made it.
-//
-// Transports are separate from the handlers: serve the server over stdio
-// (or any stream) with [Server.RunStdio] or [Server.ConnectIO], or over
-// Streamable HTTP (and optionally the legacy HTTP+SSE transport) with
-// [Server.HTTPHandler]. In front of the go-sdk, a fast path of Hangar's own
-// answers tools/call and resources/read (fastpath.go).
-//
-// Each session is sent only what the protocol version it negotiated
-// defines (see versions.go): capabilities, content types and elicitation.
-//
-// The plugins are served by the dispatch core (package core), which the
-// ways in call: the go-sdk's sessions and the fast path.
-//
-// A plugin may be mounted while it is still loading ([Loading]): the server
-// offers the lists it is expected to offer, calls wait for it, and
-// [Server.Readiness] names the plugins not loaded yet (see loading.go).
 package server
 
 import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"regexp"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
-	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/fastpath"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
 // ErrConflict reports a tool or prompt name, or a resource URI, that two
@@ -85,19 +59,14 @@ var ReplicaRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 // ReplicaSeparator ends the replica's name at the start of a session ID.
 const ReplicaSeparator = "~"
 
-// Server is an MCP server over a set of plugins.
+// Server is an MCP server over a set of plugins: the dispatch core and
+// the ways in to it.
 type Server struct {
 	core    *core.Core
-	mcp     *mcp.Server
+	sdk     *sessions.Server // the go-sdk's sessions
+	fast    *fastpath.Path   // in front of them
 	log     *slog.Logger
 	metrics *metrics.Metrics // nil: none
-
-	noFastPath bool // Options.DisableFastPath
-
-	grants   sync.Map // *mcp.ServerSession -> *grantView, for sessions allowed some plugins (observe.go)
-	smu      sync.Mutex
-	sessions map[*mcp.ServerSession]*session
-	requests httpRequests // HTTP requests in progress (calls.go)
 }
 
 // New lists every plugin and builds the server. It fails if two plugins
@@ -113,38 +82,30 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if o.Replica != "" && !ReplicaRE.MatchString(o.Replica) {
 		return nil, fmt.Errorf("invalid replica name %q: use 1 to 63 letters, digits, \".\", \"_\" and \"-\", starting with a letter or digit", o.Replica)
 	}
-	s := &Server{
-		core:       core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider}),
-		log:        o.Logger,
-		metrics:    o.Metrics,
-		noFastPath: o.DisableFastPath,
-		sessions:   map[*mcp.ServerSession]*session{},
-		requests:   httpRequests{byToken: map[string]*httpRequest{}},
-	}
 	var sessionID func() string // nil: the SDK's
 	if o.Replica != "" {
 		sessionID = func() string { return o.Replica + ReplicaSeparator + rand.Text() }
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
-		GetSessionID:              sessionID,
-		Logger:                    sdkLogger(o.Logger), // per-session records at debug
-		SupportedProtocolVersions: sessionProtocolVersions(),
-		PageSize:                  o.PageSize,
-		Capabilities:              core.Capabilities(),
-		CompletionHandler:         s.complete,
-		SubscribeHandler:          s.subscribe,
-		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-		RootsListChangedHandler:   s.rootsListChanged,
+	c := core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider})
+	sdk := sessions.New(c, &sessions.Options{
+		Logger:    o.Logger,
+		Version:   o.Version,
+		PageSize:  o.PageSize,
+		SessionID: sessionID,
+		Send:      fastpath.Send,
 	})
-	s.mcp.AddReceivingMiddleware(adaptResults)
-	s.mcp.AddSendingMiddleware(adaptRequests, s.fastSend) // fastSend innermost
-	s.mcp.AddReceivingMiddleware(s.observeRequests)       // observe.go
-	s.mcp.AddSendingMiddleware(s.hideListChanges)
-	s.core.Listen(registrar{s})
-	if err := s.core.Reload(ctx, mounts); err != nil {
+	c.Listen(sdk)
+	s := &Server{
+		core:    c,
+		sdk:     sdk,
+		fast:    fastpath.New(c, sdk, &fastpath.Options{Logger: o.Logger, Disabled: o.DisableFastPath}),
+		log:     o.Logger,
+		metrics: o.Metrics,
+	}
+	if err := c.Reload(ctx, mounts); err != nil {
 		return nil, err
 	}
-	s.metrics.SetPlugins(s.core.PluginStats)
+	s.metrics.SetPlugins(c.PluginStats)
 	return s, nil
 }
 
@@ -164,71 +125,66 @@ func (s *Server) Readiness() (ready bool, notReady map[string]string) {
 	return s.core.Readiness()
 }
 
-// registrar registers what the core offers with the go-sdk server, whose
-// handlers send the requests back to the core.
-type registrar struct{ s *Server }
-
-func (r registrar) Offer(item any) (err error) {
-	// The go-sdk panics on what it refuses (an invalid URI template, say).
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("%v", v)
-		}
-	}()
-	s := r.s
-	switch it := item.(type) {
-	case *mcp.Tool:
-		s.mcp.AddTool(it, s.toolHandler)
-	case *mcp.Prompt:
-		s.mcp.AddPrompt(it, s.promptHandler)
-	case *mcp.Resource:
-		s.mcp.AddResource(it, s.resourceHandler)
-	case *mcp.ResourceTemplate:
-		s.mcp.AddResourceTemplate(it, s.resourceHandler)
-	default:
-		return fmt.Errorf("cannot offer a %T", item)
-	}
-	return nil
-}
-
-func (r registrar) Withdraw(kind core.Kind, keys ...string) {
-	switch kind {
-	case core.Tools:
-		r.s.mcp.RemoveTools(keys...)
-	case core.Prompts:
-		r.s.mcp.RemovePrompts(keys...)
-	case core.Resources:
-		r.s.mcp.RemoveResources(keys...)
-	case core.Templates:
-		r.s.mcp.RemoveResourceTemplates(keys...)
-	}
-}
-
-// ListChanged does nothing: the go-sdk tells sessions of a list's change
-// itself, when its registrations change.
-func (r registrar) ListChanged(plugin.ListKind) {}
-
-// ResourceUpdated tells the sessions subscribed to uri.
-func (r registrar) ResourceUpdated(uri string) error {
-	return r.s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+// Drain stops the server taking calls and waits for the calls in progress
+// to finish, until ctx is done. Then it cancels those still running, each
+// of which answers its client with a JSON-RPC error, and waits briefly for
+// them. Calls that arrive meanwhile are refused with a JSON-RPC error, and
+// new HTTP sessions with HTTP 503. Drain reports how many calls it
+// cancelled.
+func (s *Server) Drain(ctx context.Context) int {
+	n := s.core.Drain(ctx)
+	// The answers are on their way: let their HTTP requests write them.
+	s.sdk.WaitHTTP("", core.CancelGrace)
+	return n
 }
 
 // MCP returns the go-sdk server, to be run on a transport.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
+func (s *Server) MCP() *mcp.Server { return s.sdk.MCP() }
 
-// sessionProtocolVersions are the protocol versions the server speaks: those
-// with sessions, up to 2025-11-25. From 2026-07-28 on, a server may not send
-// requests to the client while serving one (sampling, elicitation and roots
-// become multi-round-trip results), which a plugin blocked in a host import
-// cannot answer; clients of that version fall back to 2025-11-25.
-func sessionProtocolVersions() []string {
-	var vs []string
-	for _, v := range mcp.SupportedProtocolVersions() {
-		if v <= lastSessionProtocol {
-			vs = append(vs, v)
-		}
-	}
-	return vs
+// ConnectIO connects one MCP session served over r and w: newline-delimited
+// JSON-RPC, as the go-sdk's mcp.IOTransport speaks it (mcp.StdioTransport
+// on os.Stdin and os.Stdout), with the fast path in front unless
+// [Options.DisableFastPath]. The session closes r and w when it ends.
+// Connections made with the go-sdk server ([Server.MCP]) directly work too,
+// but without the fast path, and their requests' ids do not reach plugins.
+func (s *Server) ConnectIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (*mcp.ServerSession, error) {
+	return s.fast.ConnectIO(ctx, r, w)
 }
 
-const lastSessionProtocol = "2025-11-25"
+// RunIO serves one session over r and w (see [Server.ConnectIO]) until the
+// client ends it or ctx is done, as mcp.Server.Run does.
+func (s *Server) RunIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
+	ss, err := s.ConnectIO(ctx, r, w)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-done
+		return ctx.Err()
+	case err := <-done:
+		return err
+	}
+}
+
+// RunStdio serves one session over os.Stdin and os.Stdout (see
+// [Server.RunIO]). As mcp.StdioTransport, it closes stdin at the end, and
+// leaves stdout open.
+func (s *Server) RunStdio(ctx context.Context) error {
+	return s.RunIO(ctx, os.Stdin, nopCloser{os.Stdout})
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// ConnectClient connects client to the server in this process, over the
+// go-sdk's in-memory transports: one session, served exactly as sessions
+// over stdio or HTTP are. `hangar call` and package plugintest use it. The
+// returned function ends the session and waits for the server's side of it.
+func (s *Server) ConnectClient(ctx context.Context, client *mcp.Client) (*mcp.ClientSession, func(), error) {
+	return s.sdk.ConnectClient(ctx, client)
+}

@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"context"
@@ -22,11 +22,34 @@ const (
 	version20251125 = core.Version20251125
 )
 
-// sessionVersion is the protocol version ss negotiated, or "" before
-// initialize. The SDK answers initialize with the version the client asked
-// for if the server speaks it, and with the latest it speaks otherwise;
-// the server speaks sessionProtocolVersions.
-func sessionVersion(ss *mcp.ServerSession) string {
+// ProtocolVersions are the protocol versions the sessions speak: those
+// with sessions, up to 2025-11-25. From 2026-07-28 on, a server may not
+// send requests to the client while serving one (sampling, elicitation and
+// roots become multi-round-trip results), which a plugin blocked in a host
+// import cannot answer; clients of that version fall back to 2025-11-25.
+func ProtocolVersions() []string {
+	var vs []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v <= lastSessionProtocol {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+const lastSessionProtocol = "2025-11-25"
+
+// protocolVersions is ProtocolVersions, once.
+var protocolVersions = ProtocolVersions()
+
+// Speaks reports whether the sessions speak protocol version v.
+func Speaks(v string) bool { return slices.Contains(protocolVersions, v) }
+
+// Version is the protocol version ss negotiated, or "" before initialize
+// (or if ss is nil). The go-sdk answers initialize with the version the
+// client asked for if the server speaks it, and with the latest it speaks
+// otherwise; the sessions speak ProtocolVersions.
+func Version(ss *mcp.ServerSession) string {
 	if ss == nil {
 		return ""
 	}
@@ -39,17 +62,14 @@ func versionOf(p *mcp.InitializeParams) string {
 	if p == nil {
 		return ""
 	}
-	if slices.Contains(protocolVersions, p.ProtocolVersion) {
+	if Speaks(p.ProtocolVersion) {
 		return p.ProtocolVersion
 	}
 	return lastSessionProtocol
 }
 
-// protocolVersions is sessionProtocolVersions, once.
-var protocolVersions = sessionProtocolVersions()
-
-// serverSession is the server session a request belongs to, or nil.
-func serverSession(req mcp.Request) *mcp.ServerSession {
+// ServerSession is the server session a request belongs to, or nil.
+func ServerSession(req mcp.Request) *mcp.ServerSession {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	return ss
 }
@@ -75,8 +95,8 @@ func adaptResults(next mcp.MethodHandler) mcp.MethodHandler {
 // lacks.
 func adaptRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ss := serverSession(req)
-		v := sessionVersion(ss)
+		ss := ServerSession(req)
+		v := Version(ss)
 		if v == "" || v >= version20251125 {
 			return next(ctx, method, req)
 		}

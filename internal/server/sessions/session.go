@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"context"
@@ -14,66 +14,67 @@ import (
 	"github.com/hangar-mcp/hangar/internal/server/core"
 )
 
-// errSessionClosed is why a session's calls were cancelled when it ended.
-// It wraps context.Canceled, so a cancelled call answers "request
-// cancelled".
-var errSessionClosed = fmt.Errorf("%w: the session ended", context.Canceled)
+// ErrSessionClosed is why a session's calls were cancelled when it ended,
+// or was deleted. It wraps context.Canceled, so a cancelled call answers
+// "request cancelled".
+var ErrSessionClosed = fmt.Errorf("%w: the session ended", context.Canceled)
 
-// session is the server's state for one MCP session: the scope of its
-// calls, and the queue of its notifications.
-type session struct {
+// State is Hangar's state for one MCP session: the scope of its calls, and
+// the queue of its notifications.
+type State struct {
 	scope *core.Scope // ends with the session
 	notes notifier
 }
 
-// session returns the state of ss, creating it on first use; it is
-// dropped, and the session's calls cancelled, when the session ends.
-func (s *Server) session(ss *mcp.ServerSession) *session {
-	s.smu.Lock()
-	defer s.smu.Unlock()
+// State returns the state of ss, creating it on first use; it is dropped,
+// and the session's calls cancelled, when the session ends.
+func (s *Server) State(ss *mcp.ServerSession) *State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if st := s.sessions[ss]; st != nil {
 		return st
 	}
-	st := &session{scope: core.NewScope(context.Background(), nil)}
+	st := &State{scope: core.NewScope(context.Background(), nil)}
 	st.notes.init(ss)
 	s.sessions[ss] = st
 	go func() {
 		ss.Wait()
-		s.smu.Lock()
+		s.mu.Lock()
 		delete(s.sessions, ss)
-		s.smu.Unlock()
-		st.end(errSessionClosed)
+		s.mu.Unlock()
+		st.end(ErrSessionClosed)
 	}()
 	return st
 }
 
 // end cancels the session's calls and stops its notifications.
-func (st *session) end(cause error) {
+func (st *State) end(cause error) {
 	st.scope.End(cause)
 	st.notes.close()
 }
 
-// endSession cancels the calls of the session with the given ID, if it has
+// EndSession cancels the calls of the session with the given ID, if it has
 // any, and reports whether it found the session.
-func (s *Server) endSession(id string, cause error) bool {
-	for ss := range s.mcp.Sessions() {
-		if ss.ID() == id {
-			s.smu.Lock()
-			st := s.sessions[ss]
-			s.smu.Unlock()
-			if st != nil {
-				st.scope.End(cause)
-			}
-			return true
-		}
+func (s *Server) EndSession(id string, cause error) bool {
+	ss := s.Session(id)
+	if ss == nil {
+		return false
 	}
-	return false
+	s.mu.Lock()
+	st := s.sessions[ss]
+	s.mu.Unlock()
+	if st != nil {
+		st.scope.End(cause)
+	}
+	return true
 }
 
-// request describes, for the core, a request of the session ss (which
-// must not be nil), with the given JSON-RPC id, _meta and principal.
-// Carrier, if not nil, is the scope of the HTTP request that carried it.
-func (st *session) request(ss *mcp.ServerSession, id string, meta mcp.Meta, principal *sdkauth.TokenInfo, carrier *core.Scope) core.Request {
+// Request describes, for the core, a request of the session ss (which
+// must not be nil), with the given JSON-RPC id, _meta and principal: its
+// client sink reaches the session's client, through the session's queue of
+// notifications, and its scope is the session's. Carrier, if not nil, is
+// the scope of the HTTP request that carried it.
+func (st *State) Request(ss *mcp.ServerSession, id string, meta mcp.Meta, principal *sdkauth.TokenInfo, carrier *core.Scope) core.Request {
 	h := newSessionHost(ss, &st.notes)
 	return core.Request{
 		Principal:    principal,
@@ -96,7 +97,7 @@ func (s *Server) sdkRequest(ss *mcp.ServerSession, extra *mcp.RequestExtra, meta
 	if ss == nil {
 		return core.Request{Principal: tokenOf(extra), ID: id, Meta: meta, Carrier: carrier}
 	}
-	return s.session(ss).request(ss, id, meta, tokenOf(extra), carrier)
+	return s.State(ss).Request(ss, id, meta, tokenOf(extra), carrier)
 }
 
 // sdkID returns the JSON-RPC id of a request the go-sdk delivered, and the
@@ -107,7 +108,7 @@ func (s *Server) sdkID(extra *mcp.RequestExtra, method, key string) (string, *co
 	}
 	if tok := extra.Header.Get(requestHeader); tok != "" {
 		if hr := s.requests.get(tok); hr != nil {
-			return hr.idFor(method, key), hr.scope
+			return hr.idFor(method, key), hr.Scope
 		}
 		return "", nil
 	}
@@ -135,13 +136,13 @@ type idConn struct{ mcp.Connection }
 func (c idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra == nil {
-		req.Extra = &mcp.RequestExtra{Header: http.Header{idHeader: {idString(req.ID)}}}
+		req.Extra = &mcp.RequestExtra{Header: http.Header{idHeader: {IDString(req.ID)}}}
 	}
 	return msg, err
 }
 
-// idString is a JSON-RPC id as plugins see it.
-func idString(id jsonrpc.ID) string {
+// IDString is a JSON-RPC id as plugins see it.
+func IDString(id jsonrpc.ID) string {
 	switch v := id.Raw().(type) {
 	case nil:
 		return ""

@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		extra := req.GetExtra()
 		var session string
-		ss := serverSession(req)
+		ss := ServerSession(req)
 		if ss != nil {
 			session = ss.ID()
 		}
@@ -116,7 +116,7 @@ func (s *Server) hideListChanges(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok {
 			return next(ctx, method, req)
 		}
-		ss := serverSession(req)
+		ss := ServerSession(req)
 		val, ok := s.grants.Load(ss)
 		if ss == nil || !ok {
 			return next(ctx, method, req)
