@@ -210,7 +210,7 @@ func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *mess
 	if hr != nil {
 		carrier = hr.Scope
 	}
-	rq := fs.state(ss).Request(ss, sessions.IDString(m.id), meta, auth.TokenInfoFromContext(ctx), carrier)
+	rq := fs.state(ss).Request(sessions.IDString(m.id), meta, auth.TokenInfoFromContext(ctx), carrier)
 	target := ""
 	if m.method == "tools/call" {
 		target = m.key

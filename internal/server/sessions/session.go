@@ -22,6 +22,7 @@ var ErrSessionClosed = fmt.Errorf("%w: the session ended", context.Canceled)
 // State is Hangar's state for one MCP session: the scope of its calls, and
 // the queue of its notifications.
 type State struct {
+	ss    *mcp.ServerSession
 	scope *core.Scope // ends with the session
 	notes notifier
 }
@@ -34,7 +35,7 @@ func (s *Server) State(ss *mcp.ServerSession) *State {
 	if st := s.sessions[ss]; st != nil {
 		return st
 	}
-	st := &State{scope: core.NewScope(context.Background(), nil)}
+	st := &State{ss: ss, scope: core.NewScope(context.Background(), nil)}
 	st.notes.init(ss)
 	s.sessions[ss] = st
 	go func() {
@@ -69,13 +70,13 @@ func (s *Server) EndSession(id string, cause error) bool {
 	return true
 }
 
-// Request describes, for the core, a request of the session ss (which
-// must not be nil), with the given JSON-RPC id, _meta and principal: its
-// client sink reaches the session's client, through the session's queue of
-// notifications, and its scope is the session's. Carrier, if not nil, is
-// the scope of the HTTP request that carried it.
-func (st *State) Request(ss *mcp.ServerSession, id string, meta mcp.Meta, principal *sdkauth.TokenInfo, carrier *core.Scope) core.Request {
-	h := newSessionHost(ss, &st.notes)
+// Request describes, for the core, a request of the session with the given
+// JSON-RPC id, _meta and principal: its client sink reaches the session's
+// client, through the session's queue of notifications, and its scope is
+// the session's. Carrier, if not nil, is the scope of the HTTP request that
+// carried it.
+func (st *State) Request(id string, meta mcp.Meta, principal *sdkauth.TokenInfo, carrier *core.Scope) core.Request {
+	h := newSessionHost(st.ss, &st.notes)
 	return core.Request{
 		Principal:    principal,
 		ID:           id,
@@ -97,7 +98,7 @@ func (s *Server) sdkRequest(ss *mcp.ServerSession, extra *mcp.RequestExtra, meta
 	if ss == nil {
 		return core.Request{Principal: tokenOf(extra), ID: id, Meta: meta, Carrier: carrier}
 	}
-	return s.State(ss).Request(ss, id, meta, tokenOf(extra), carrier)
+	return s.State(ss).Request(id, meta, tokenOf(extra), carrier)
 }
 
 // sdkID returns the JSON-RPC id of a request the go-sdk delivered, and the
