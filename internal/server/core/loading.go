@@ -20,9 +20,9 @@ import (
 // the catalog cache, or from the plugin run in wazero's interpreter). The
 // core offers those lists at once. Calls wait for the plugin, for at most
 // its call timeout. When the plugin is loaded, the lists read from it
-// replace those that differ, and listeners are told (Listener.ListChanged); a tool
-// call that waited is checked again against the tool's live input schema.
-// When loading fails, calls fail with the reason.
+// replace those that differ, and listeners are told (Listener.ListChanged);
+// a tool call that waited is checked again against the tool's live input
+// schema. When loading fails, calls fail with the reason.
 
 // ErrNotLoaded reports a call to a plugin that is still loading after the
 // call's wait, or that failed to load.
