@@ -1,4 +1,4 @@
-package server
+package fastpath
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
 // The fast path over Streamable HTTP sits between Hangar's HTTP checks
@@ -39,9 +41,12 @@ const maxBody = mcp.DefaultMaxRequestBodyBytes
 // path's calls, apart from the go-sdk's own (which count from 1).
 const firstServerRequestID = 1_000_000_000
 
+// sessionIDHeader carries a Streamable HTTP session's ID.
+const sessionIDHeader = "Mcp-Session-Id"
+
 // httpFast is the fast path of one HTTP handler.
 type httpFast struct {
-	srv     *Server
+	p       *Path
 	next    http.Handler // the go-sdk's
 	store   mcp.EventStore
 	timeout time.Duration // sessions' idle timeout; zero: none
@@ -62,8 +67,13 @@ type httpSession struct {
 	timer *time.Timer
 }
 
-func (s *Server) fastHTTP(next http.Handler, store mcp.EventStore, timeout time.Duration) *httpFast {
-	return &httpFast{srv: s, next: next, store: store, timeout: timeout, sessions: map[string]*httpSession{}}
+// HTTP returns the fast path in front of next, the go-sdk's Streamable HTTP
+// handler (sessions.Server.StreamableHTTP) whose event store is store.
+// It keeps the sessions' idle timeout, timeout (zero: none), since it
+// serves requests the go-sdk does not see. In front of it, Hangar's HTTP
+// layer tracks the requests that carry calls (sessions.Server.TrackHTTP).
+func (p *Path) HTTP(next http.Handler, store mcp.EventStore, timeout time.Duration) http.Handler {
+	return &httpFast{p: p, next: next, store: store, timeout: timeout, sessions: map[string]*httpSession{}}
 }
 
 func (h *httpFast) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -136,17 +146,11 @@ func (h *httpFast) opened(id string, r *http.Request) {
 	if id == "" {
 		return
 	}
-	var ss *mcp.ServerSession
-	for s := range h.srv.mcp.Sessions() {
-		if s.ID() == id {
-			ss = s
-			break
-		}
-	}
+	ss := h.p.sdk.Session(id)
 	if ss == nil {
 		return
 	}
-	hs := &httpSession{fastSession: newFastSession(h.srv), id: id, closed: make(chan struct{})}
+	hs := &httpSession{fastSession: newFastSession(h.p), id: id, closed: make(chan struct{})}
 	hs.ss.Store(ss)
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 		hs.userID = ti.UserID
@@ -234,7 +238,7 @@ func (hs *httpSession) endRequest(timeout time.Duration) {
 // the ids of the calls it carries. hs is nil if the session is not (or not
 // yet) known: its POSTs go to the go-sdk.
 func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession) {
-	hr := h.srv.calls.request(r.Header.Get(requestHeader))
+	hr := h.p.sdk.HTTPRequest(r.Header)
 	body, err := readBody(r)
 	if err != nil || len(body) > maxBody {
 		h.next.ServeHTTP(w, r) // r.Body replays what was read: the go-sdk refuses it
@@ -242,13 +246,13 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 	}
 	b := bytes.Trim(body, " \t\r\n")
 	if len(b) > 0 && b[0] == '[' {
-		hr.record(batchRefs(b))
+		hr.Record(batchRefs(b))
 		h.next.ServeHTTP(w, r)
 		return
 	}
 	m := parseMessage(b)
 	if m.kind == msgCall || m.kind == msgRequest {
-		hr.record([]callRef{{m.method, m.key, idString(m.id)}})
+		hr.Record([]sessions.CallRef{{Method: m.method, Key: m.key, ID: sessions.IDString(m.id)}})
 	}
 	version, plain := plainPOST(r)
 	if hs == nil || !plain {
@@ -266,7 +270,7 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 			})
 			return
 		}
-		if ss := hs.ready(); ss != nil && h.srv.takes(&m) {
+		if ss := hs.ready(); ss != nil && h.p.takes(&m) {
 			if ctx, ok := hs.start(context.WithoutCancel(r.Context()), m.id); ok {
 				h.serve(ctx, w, r.Header, hs, ss, &m, hr, version)
 				return
@@ -290,11 +294,11 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 // the go-sdk's default.
 func plainPOST(r *http.Request) (string, bool) {
 	version := r.Header.Get("Mcp-Protocol-Version")
-	if version != "" && !slices.Contains(protocolVersions, version) {
+	if version != "" && !sessions.Speaks(version) {
 		return "", false
 	}
 	if version == "" {
-		version = version20250326
+		version = core.Version20250326
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
@@ -342,15 +346,15 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // batchRefs lists the calls of a batch.
-func batchRefs(b []byte) []callRef {
+func batchRefs(b []byte) []sessions.CallRef {
 	var msgs []json.RawMessage
 	if json.Unmarshal(b, &msgs) != nil {
 		return nil
 	}
-	var refs []callRef
+	var refs []sessions.CallRef
 	for _, raw := range msgs {
 		if m := parseMessage(bytes.Trim(raw, " \t\r\n")); m.kind == msgCall || m.kind == msgRequest {
-			refs = append(refs, callRef{m.method, m.key, idString(m.id)})
+			refs = append(refs, sessions.CallRef{Method: m.method, Key: m.key, ID: sessions.IDString(m.id)})
 		}
 	}
 	return refs
@@ -365,7 +369,7 @@ func writeRPCErrorID(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrp
 }
 
 // serve runs a call the fast path took and answers it on an event stream.
-func (h *httpFast) serve(ctx context.Context, w http.ResponseWriter, header http.Header, hs *httpSession, ss *mcp.ServerSession, m *message, hr *httpRequest, version string) {
+func (h *httpFast) serve(ctx context.Context, w http.ResponseWriter, header http.Header, hs *httpSession, ss *mcp.ServerSession, m *message, hr *sessions.HTTPRequest, version string) {
 	defer hs.running.Done()
 	st := &eventStream{hs: hs, w: w, rc: http.NewResponseController(w), store: h.store, id: crand.Text(), last: -1}
 	if st.store != nil {
@@ -376,7 +380,7 @@ func (h *httpFast) serve(ctx context.Context, w http.ResponseWriter, header http
 		}
 	}
 	eventStreamHeaders(w.Header())
-	if st.store != nil && version >= version20251125 {
+	if st.store != nil && version >= core.Version20251125 {
 		st.prime(ctx)
 	}
 	resp := hs.serve(context.WithValue(ctx, streamKey{}, st), ss, m, hr, header)
@@ -391,41 +395,4 @@ func (h *httpFast) serve(ctx context.Context, w http.ResponseWriter, header http
 		st.send(ctx, resp, true)
 	}
 	st.finish()
-}
-
-// callRef is a call an HTTP request carries: its method, params.name or
-// params.uri, and JSON-RPC id.
-type callRef struct{ method, key, id string }
-
-// record notes the calls an HTTP request carries, before the go-sdk reads
-// them.
-func (hr *httpRequest) record(refs []callRef) {
-	if hr != nil {
-		hr.calls = refs
-	}
-}
-
-// idFor returns the id of the call with this method and key that the
-// request carries, or "" if it carries none or several.
-func (hr *httpRequest) idFor(method, key string) string {
-	id, n := "", 0
-	for _, c := range hr.calls {
-		if c.method == method && c.key == key {
-			id, n = c.id, n+1
-		}
-	}
-	if n != 1 {
-		return ""
-	}
-	return id
-}
-
-// request returns the HTTP request with the given token.
-func (t *tracker) request(tok string) *httpRequest {
-	if tok == "" {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.requests[tok]
 }

@@ -1,4 +1,4 @@
-package server
+package fastpath
 
 import (
 	"bufio"
@@ -6,12 +6,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/rawjson"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
 // The fast path over stdio (and any other stream of newline-delimited
@@ -28,16 +31,14 @@ import (
 const maxFastLine = 4 << 20
 
 // ConnectIO connects one MCP session served over r and w: newline-delimited
-// JSON-RPC, as the go-sdk's mcp.IOTransport speaks it (mcp.StdioTransport
-// on os.Stdin and os.Stdout), with the fast path in front unless
-// [Options.DisableFastPath]. The session closes r and w when it ends.
-// Connections made with the go-sdk server ([Server.MCP]) directly work too,
-// but without the fast path, and their requests' ids do not reach plugins.
-func (s *Server) ConnectIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (*mcp.ServerSession, error) {
-	st := &ioStream{srv: s, fs: newFastSession(s), base: context.WithoutCancel(ctx)}
+// JSON-RPC, as the go-sdk's mcp.IOTransport speaks it, with the fast path
+// in front (unless it is disabled, when it passes every line on). The
+// session closes r and w when it ends.
+func (p *Path) ConnectIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (*mcp.ServerSession, error) {
+	st := &ioStream{p: p, fs: newFastSession(p), base: context.WithoutCancel(ctx)}
 	st.in = &lineReader{st: st, src: r, br: bufio.NewReaderSize(r, 64<<10)}
 	st.out = &lineWriter{st: st, dst: w}
-	ss, err := s.mcp.Connect(ctx, st, nil)
+	ss, err := p.sdk.Connect(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -45,39 +46,9 @@ func (s *Server) ConnectIO(ctx context.Context, r io.ReadCloser, w io.WriteClose
 	return ss, nil
 }
 
-// RunIO serves one session over r and w (see [Server.ConnectIO]) until the
-// client ends it or ctx is done, as mcp.Server.Run does.
-func (s *Server) RunIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
-	ss, err := s.ConnectIO(ctx, r, w)
-	if err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- ss.Wait() }()
-	select {
-	case <-ctx.Done():
-		ss.Close()
-		<-done
-		return ctx.Err()
-	case err := <-done:
-		return err
-	}
-}
-
-// RunStdio serves one session over os.Stdin and os.Stdout (see
-// [Server.RunIO]). As mcp.StdioTransport, it closes stdin at the end, and
-// leaves stdout open.
-func (s *Server) RunStdio(ctx context.Context) error {
-	return s.RunIO(ctx, os.Stdin, nopCloser{os.Stdout})
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
-
 // ioStream is one session over a stream, as an mcp.Transport.
 type ioStream struct {
-	srv  *Server
+	p    *Path
 	fs   *fastSession
 	base context.Context // of the fast path's calls
 	in   *lineReader
@@ -86,7 +57,7 @@ type ioStream struct {
 
 // Connect connects the go-sdk to the stream, through the fast path.
 func (st *ioStream) Connect(ctx context.Context) (mcp.Connection, error) {
-	return idTransport{&mcp.IOTransport{Reader: st.in, Writer: st.out}}.Connect(ctx)
+	return (&mcp.IOTransport{Reader: st.in, Writer: st.out}).Connect(ctx)
 }
 
 // lineReader is the go-sdk's reader of the stream.
@@ -177,14 +148,14 @@ func (r *lineReader) route(line []byte) {
 		// mcp.IOTransport refuses batches in sessions of 2025-06-18 and
 		// later by ending the connection; it learns the session's version
 		// from a hook idConn hides, so the check is made here.
-		if v := sessionVersion(fs.ss.Load()); v >= version20250618 {
-			r.err = fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", version20250618, v)
+		if v := sessions.Version(fs.ss.Load()); v >= core.Version20250618 {
+			r.err = fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", core.Version20250618, v)
 			return
 		}
 		r.pass(line)
 		return
 	}
-	if r.st.srv.noFastPath {
+	if r.st.p.disabled {
 		r.pass(line)
 		return
 	}
@@ -196,7 +167,7 @@ func (r *lineReader) route(line []byte) {
 			// answer.
 			return
 		}
-		if ss := fs.ready(); ss != nil && r.st.out.ok() && r.st.srv.takes(&m) {
+		if ss := fs.ready(); ss != nil && r.st.out.ok() && r.st.p.takes(&m) {
 			if ctx, ok := fs.start(r.st.base, m.id); ok {
 				m.args, m.meta = bytes.Clone(m.args), bytes.Clone(m.meta)
 				callWorkers.run(func() { r.st.serve(ctx, ss, m) })
@@ -277,7 +248,7 @@ type lineWriter struct {
 
 // Write writes a message of the go-sdk's.
 func (w *lineWriter) Write(p []byte) (int, error) {
-	if !w.st.srv.noFastPath {
+	if !w.st.p.disabled {
 		if id, ok := responseID(p); ok {
 			w.st.fs.sdkDone(id)
 		}
@@ -356,7 +327,7 @@ func responseID(p []byte) (jsonrpc.ID, bool) {
 	}
 	end := bytes.IndexByte(rest, ',')
 	if rest[0] == '"' {
-		end = skipString(rest, 0)
+		end = rawjson.SkipString(rest, 0)
 	}
 	if end <= 0 || end >= len(rest) {
 		return jsonrpc.ID{}, false

@@ -1,9 +1,10 @@
-package server
+package fastpath
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -11,30 +12,59 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
-// The fast path answers tools/call and resources/read itself, in front of
-// the go-sdk, which does everything else: initialize, lists,
-// subscriptions, completion, logging/setLevel, sessions. It exists because
-// the go-sdk's JSON decoding costs several times what a plugin call does
-// (docs/performance.md, RATIONALE.md "Why a fast path in front of the
-// go-sdk?").
-//
-// It is a recognizer, not a second implementation: it takes a message only
-// when it is sure of it (parseMessage), and only for a session the go-sdk
-// has initialized, a tool or resource some plugin serves, and an id no
-// other request in progress has; everything else goes to the go-sdk
-// unchanged. A call it takes is served by the same function the go-sdk's
-// handlers use (dispatch.go), and answered with the bytes the go-sdk would
-// write; what happens during the call (progress, logging, sampling,
-// elicitation, roots) goes through the go-sdk's session as for any call.
-// Both transports have one: fastpath_stdio.go, and fastpath_http.go with
-// fastpath_stream.go; the parser is in fastpath_parse.go.
+// Core is what the fast path needs of the dispatch core: lookups, the two
+// requests it serves, and their observation. *core.Core implements it.
+type Core interface {
+	HasTool(name string) bool
+	HasResource(uri string) bool
+	CallTool(ctx context.Context, rq core.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error)
+	ReadResource(ctx context.Context, rq core.Request, uri string) (*mcp.ReadResourceResult, error)
+	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
+	EndRequest(span trace.Span, method string, res mcp.Result, err error)
+}
+
+// Options configure a Path. A nil *Options means defaults.
+type Options struct {
+	// Logger receives the diagnostics. Nil means slog.Default().
+	Logger *slog.Logger
+	// Disabled leaves every request to the go-sdk: the fast path only
+	// passes the bytes on (and keeps the sessions' idle timeout over HTTP).
+	Disabled bool
+}
+
+// Path is the fast path in front of the go-sdk's sessions of one core.
+type Path struct {
+	core     Core
+	sdk      *sessions.Server
+	log      *slog.Logger
+	disabled bool
+}
+
+// New returns the fast path of c in front of sdk, whose go-sdk server must
+// have Send as its innermost sending middleware (sessions.Options.Send).
+func New(c Core, sdk *sessions.Server, opts *Options) *Path {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Path{core: c, sdk: sdk, log: o.Logger, disabled: o.Disabled}
+}
 
 // fastSession is the fast path's state for one MCP session.
 type fastSession struct {
-	srv *Server
-	ss  atomic.Pointer[mcp.ServerSession] // nil until the go-sdk connected it
+	p  *Path
+	ss atomic.Pointer[mcp.ServerSession] // nil until the go-sdk connected it
+	st atomic.Pointer[sessions.State]    // the session's state, once a call needed it
 
 	mu      sync.Mutex
 	calls   map[jsonrpc.ID]context.CancelCauseFunc // the fast path's calls in progress
@@ -45,9 +75,9 @@ type fastSession struct {
 	closing bool                                   // (stdio) the stream closes: no more calls
 }
 
-func newFastSession(s *Server) *fastSession {
+func newFastSession(p *Path) *fastSession {
 	return &fastSession{
-		srv:     s,
+		p:       p,
 		calls:   map[jsonrpc.ID]context.CancelCauseFunc{},
 		sdk:     map[jsonrpc.ID]int{},
 		pending: map[jsonrpc.ID]chan *jsonrpc.Response{},
@@ -59,7 +89,7 @@ func newFastSession(s *Server) *fastSession {
 // metadata and result types the go-sdk handles).
 func (fs *fastSession) ready() *mcp.ServerSession {
 	ss := fs.ss.Load()
-	if ss == nil || fs.srv.noFastPath {
+	if ss == nil || fs.p.disabled {
 		return nil
 	}
 	p := ss.InitializeParams()
@@ -72,16 +102,14 @@ func (fs *fastSession) ready() *mcp.ServerSession {
 // takes reports whether the fast path serves m: a call to a tool or a
 // resource some plugin serves. Unknown names and URIs are the go-sdk's to
 // refuse.
-func (s *Server) takes(m *message) bool {
+func (p *Path) takes(m *message) bool {
 	if m.kind != msgCall {
 		return false
 	}
 	if m.method == "tools/call" {
-		mt, _ := s.lookupTool(m.key)
-		return mt != nil
+		return p.core.HasTool(m.key)
 	}
-	mt, _ := s.lookupResource(m.key)
-	return mt != nil
+	return p.core.HasResource(m.key)
 }
 
 // start registers a call the fast path takes, and returns its context,
@@ -170,48 +198,71 @@ func (fs *fastSession) sdkDone(id jsonrpc.ID) {
 // to send, as the go-sdk would have written it (nil if the result cannot be
 // marshaled: the go-sdk then sends nothing). header is the HTTP request's,
 // if any; ctx carries the caller's token, if any (auth.TokenInfoFromContext).
-// As the go-sdk's receiving middleware does for its requests (observe.go),
+// As the go-sdk's receiving middleware does for its requests (sessions),
 // the request gets its span and is counted.
-func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *message, hr *httpRequest, header http.Header) []byte {
+func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *message, hr *sessions.HTTPRequest, header http.Header) []byte {
 	fastServed.Add(1)
-	rq := request{ss: ss, id: idString(m.id), hr: hr, token: auth.TokenInfoFromContext(ctx)}
+	var meta mcp.Meta
 	if m.meta != nil {
-		json.Unmarshal(m.meta, &rq.meta) // a valid object (parseMessage): it cannot fail
+		json.Unmarshal(m.meta, &meta) // a valid object (parseMessage): it cannot fail
 	}
+	var carrier *core.Scope
+	if hr != nil {
+		carrier = hr.Scope
+	}
+	rq := fs.state(ss).Request(sessions.IDString(m.id), meta, auth.TokenInfoFromContext(ctx), carrier)
 	target := ""
 	if m.method == "tools/call" {
 		target = m.key
 	}
-	ctx, span := fs.srv.startRequest(ctx, m.method, target, rq.meta, header, ss.ID(), rq.id)
+	var tc propagation.TextMapCarrier
+	if header != nil {
+		tc = propagation.HeaderCarrier(header)
+	}
+	ctx, span := fs.p.core.StartRequest(ctx, m.method, target, rq.Meta, tc, ss.ID(), rq.ID)
 	var (
 		res mcp.Result
 		err error
 	)
 	if m.method == "tools/call" {
 		var r *mcp.CallToolResult
-		if r, err = fs.srv.callTool(ctx, rq, m.key, m.args); err == nil {
+		if r, err = fs.p.core.CallTool(ctx, rq, m.key, m.args); err == nil {
 			if r.Content == nil {
 				r.Content = []mcp.Content{} // as the go-sdk does
 			}
-			res = adaptToolResult(ss, r)
+			res = r
 		}
 	} else {
-		res, err = fs.srv.readResource(ctx, rq, m.key)
+		res, err = fs.p.core.ReadResource(ctx, rq, m.key)
 	}
-	fs.srv.endRequest(span, m.method, res, err)
+	fs.p.core.EndRequest(span, m.method, res, err)
 	if err != nil {
 		return encodeError(m.id, err)
 	}
 	b, err := encodeResult(m.id, res)
 	if err != nil {
-		fs.srv.log.Error("the result of "+m.method+" cannot be marshaled", "error", err)
+		fs.p.log.Error("the result of "+m.method+" cannot be marshaled", "error", err)
 		return nil
 	}
 	return b
 }
 
+// state returns the state of the session ss, the fast session's.
+func (fs *fastSession) state(ss *mcp.ServerSession) *sessions.State {
+	if st := fs.st.Load(); st != nil {
+		return st
+	}
+	st := fs.p.sdk.State(ss)
+	fs.st.Store(st)
+	return st
+}
+
 // fastServed counts the calls the fast path served (for tests).
 var fastServed atomic.Int64
+
+// Served returns how many calls the fast path has served in this process
+// (for tests).
+func Served() int64 { return fastServed.Load() }
 
 // bufs holds the buffers responses are encoded in.
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}

@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"context"
@@ -22,7 +22,8 @@ type sseHandler struct {
 	sessions map[string]*mcp.SSEServerTransport // by session id
 }
 
-func (s *Server) sseHandler() http.Handler {
+// SSEHandler returns the handler of the legacy HTTP+SSE transport.
+func (s *Server) SSEHandler() http.Handler {
 	return &sseHandler{srv: s, sessions: map[string]*mcp.SSEServerTransport{}}
 }
 
@@ -75,7 +76,7 @@ func (h *sseHandler) open(w http.ResponseWriter, r *http.Request) {
 		delete(h.sessions, id)
 		h.mu.Unlock()
 	}()
-	ss, err := h.srv.mcp.Connect(r.Context(), idTransport{t}, nil)
+	ss, err := h.srv.Connect(r.Context(), t)
 	if err != nil {
 		http.Error(w, "connection failed", http.StatusInternalServerError)
 		return

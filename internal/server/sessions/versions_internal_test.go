@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func TestProgressMessageByVersion(t *testing.T) {
 	for _, v := range []string{version20241105, version20250326, version20251125} {
 		t.Run(v, func(t *testing.T) {
 			ctx := context.Background()
-			srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: sessionProtocolVersions()})
+			srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: ProtocolVersions()})
 			srv.AddSendingMiddleware(adaptRequests)
 			st, ct := mcp.NewInMemoryTransports()
 			ss, err := srv.Connect(ctx, st, nil)
@@ -80,7 +80,7 @@ func TestProgressMessageByVersion(t *testing.T) {
 // speak gets the latest it does.
 func TestSessionVersion(t *testing.T) {
 	ctx := context.Background()
-	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: sessionProtocolVersions()})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: ProtocolVersions()})
 	for _, tc := range []struct{ asked, want string }{
 		{version20241105, version20241105},
 		{version20250618, version20250618},
@@ -95,8 +95,8 @@ func TestSessionVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := sessionVersion(ss); got != tc.want || got != cs.InitializeResult().ProtocolVersion {
-			t.Errorf("asked %s: sessionVersion %s, negotiated %s, want %s", tc.asked, got, cs.InitializeResult().ProtocolVersion, tc.want)
+		if got := Version(ss); got != tc.want || got != cs.InitializeResult().ProtocolVersion {
+			t.Errorf("asked %s: Version %s, negotiated %s, want %s", tc.asked, got, cs.InitializeResult().ProtocolVersion, tc.want)
 		}
 		cs.Close()
 		ss.Close()
@@ -109,7 +109,7 @@ func TestSamplingAudioByVersion(t *testing.T) {
 	for _, v := range []string{version20241105, version20250326} {
 		t.Run(v, func(t *testing.T) {
 			ctx := context.Background()
-			srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: sessionProtocolVersions()})
+			srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: ProtocolVersions()})
 			srv.AddSendingMiddleware(adaptRequests)
 			st, ct := mcp.NewInMemoryTransports()
 			ss, err := srv.Connect(ctx, st, nil)

@@ -1,4 +1,4 @@
-package server
+package sessions
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // returned function ends the session and waits for the server's side of it.
 func (s *Server) ConnectClient(ctx context.Context, client *mcp.Client) (*mcp.ClientSession, func(), error) {
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.mcp.Connect(ctx, idTransport{st}, nil) // ids for plugins, as over stdio
+	ss, err := s.Connect(ctx, st) // ids for plugins, as over stdio
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,13 +1,14 @@
-package server
+package fastpath
 
 import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 )
 
 // The fast path reads messages with a parser of its own, which is strict:
@@ -38,26 +39,21 @@ type message struct {
 	meta   json.RawMessage // params._meta; nil if absent
 }
 
-// maxParseDepth bounds the nesting of a message the fast path takes; the
-// go-sdk refuses messages nested more than 1000 deep.
-const maxParseDepth = 512
-
 // parseMessage reads one JSON-RPC message, b, which must be exactly one
 // JSON object (no white space around it).
 func parseMessage(b []byte) message {
 	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !json.Valid(b) || !utf8.Valid(b) {
 		return message{}
 	}
-	p := parser{b: b}
 	var (
 		m                    message
 		version, params      []byte
 		hasID, hasMethod     bool
 		hasResult, hasParams bool
-		seen                 seenKeys
+		seen                 rawjson.Keys
 	)
-	ok := p.object(0, func(key string, v []byte) bool {
-		if !seen.add(key) {
+	ok := rawjson.Object(b, func(key string, v []byte) bool {
+		if !seen.Add(key) {
 			return false // a duplicate key
 		}
 		switch key {
@@ -71,7 +67,7 @@ func parseMessage(b []byte) message {
 			}
 		case "method":
 			hasMethod = true
-			s, ok := plainString(v)
+			s, ok := rawjson.String(v)
 			if !ok {
 				return false
 			}
@@ -86,7 +82,7 @@ func parseMessage(b []byte) message {
 		}
 		return true
 	})
-	if !ok || p.deep || string(version) != `"2.0"` {
+	if !ok || string(version) != `"2.0"` {
 		return message{}
 	}
 	switch {
@@ -113,11 +109,10 @@ func (m *message) readParams(params []byte) {
 	if m.method == "resources/read" {
 		keyName = "uri"
 	}
-	p := parser{b: params}
-	ok := p.object(0, func(key string, v []byte) bool {
+	ok := rawjson.Object(params, func(key string, v []byte) bool {
 		switch {
 		case key == keyName && m.key == "":
-			if s, ok := plainString(v); ok {
+			if s, ok := rawjson.String(v); ok {
 				m.key = s
 				return true
 			}
@@ -149,18 +144,17 @@ func plainMeta(v []byte) bool {
 func cancelledID(params []byte) (jsonrpc.ID, bool) {
 	var (
 		id    jsonrpc.ID
-		seen  seenKeys
+		seen  rawjson.Keys
 		found bool
 	)
-	p := parser{b: params}
-	ok := p.object(0, func(key string, v []byte) bool {
-		if !seen.add(key) {
+	ok := rawjson.Object(params, func(key string, v []byte) bool {
+		if !seen.Add(key) {
 			return false
 		}
 		switch key {
 		case "requestId":
 			found = true
-			if s, ok := plainString(v); ok {
+			if s, ok := rawjson.String(v); ok {
 				id, _ = jsonrpc.MakeID(s)
 				return true
 			}
@@ -171,7 +165,7 @@ func cancelledID(params []byte) (jsonrpc.ID, bool) {
 			id, _ = jsonrpc.MakeID(f)
 			return true
 		case "reason":
-			_, ok := plainString(v)
+			_, ok := rawjson.String(v)
 			return ok
 		case "_meta":
 			return v[0] == '{' && plainMeta(v)
@@ -181,33 +175,11 @@ func cancelledID(params []byte) (jsonrpc.ID, bool) {
 	return id, ok && found
 }
 
-// seenKeys records the keys of an object, to refuse duplicates.
-type seenKeys []string
-
-func (k seenKeys) has(key string) bool {
-	for _, s := range k {
-		if s == key {
-			return true
-		}
-	}
-	return false
-}
-
-func (k *seenKeys) add(key string) bool {
-	for _, s := range *k {
-		if s == key {
-			return false
-		}
-	}
-	*k = append(*k, key)
-	return true
-}
-
 // parseID reads a request's or response's id: an integer that a float64
 // holds exactly, or a string without escapes. Other ids (null, fractions,
 // escapes) are left to the go-sdk.
 func parseID(v []byte) (jsonrpc.ID, bool) {
-	if s, ok := plainString(v); ok {
+	if s, ok := rawjson.String(v); ok {
 		id, err := jsonrpc.MakeID(s)
 		return id, err == nil
 	}
@@ -220,106 +192,4 @@ func parseID(v []byte) (jsonrpc.ID, bool) {
 	}
 	id, err := jsonrpc.MakeID(float64(n))
 	return id, err == nil
-}
-
-// plainString returns the contents of a JSON string without escapes.
-func plainString(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v[1:len(v)-1], '\\') >= 0 {
-		return "", false
-	}
-	return string(v[1 : len(v)-1]), true
-}
-
-// parser walks valid JSON.
-type parser struct {
-	b    []byte
-	deep bool // nested more than maxParseDepth
-}
-
-// object calls member for each member of the object at b[i:] (which must
-// be the whole of p.b), and reports whether every call returned true. Keys
-// with escapes stop the walk.
-func (p *parser) object(i int, member func(key string, v []byte) bool) bool {
-	b := p.b
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
-	}
-	for {
-		if b[i] != '"' {
-			return false
-		}
-		end := i + 1 + bytes.IndexByte(b[i+1:], '"')
-		key := b[i+1 : end]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
-		}
-		i = skipSpace(b, end+1) // at ':'
-		i = skipSpace(b, i+1)
-		vend := p.skipValue(i)
-		if !member(string(key), b[i:vend]) {
-			return false
-		}
-		i = skipSpace(b, vend)
-		if b[i] == '}' {
-			return skipSpace(b, i+1) == len(b)
-		}
-		i = skipSpace(b, i+1) // after ','
-	}
-}
-
-// skipValue returns the end of the valid JSON value at b[i].
-func (p *parser) skipValue(i int) int {
-	b := p.b
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i) - 1
-			case '{', '[':
-				depth++
-				if depth > maxParseDepth {
-					p.deep = true
-				}
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(b)
-	default: // a number, true, false or null
-		for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
-			i++
-		}
-		return i
-	}
-}
-
-// skipString returns the end of the valid JSON string at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
 }

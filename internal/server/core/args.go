@@ -1,10 +1,14 @@
-package server
+package core
 
 import (
 	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 )
 
 // simpleSchema is an input schema of the plainest kind, which most tools
@@ -73,10 +77,9 @@ func (s *simpleSchema) valid(raw json.RawMessage) bool {
 	if raw[0] != '{' || !json.Valid(raw) || !numbersFit(raw) {
 		return false
 	}
-	var seen seenKeys
-	p := parser{b: raw}
-	ok := p.object(0, func(key string, v []byte) bool {
-		if !seen.add(key) {
+	var seen rawjson.Keys
+	ok := rawjson.Object(raw, func(key string, v []byte) bool {
+		if !seen.Add(key) {
 			return false
 		}
 		typ, ok := s.types[key]
@@ -101,11 +104,11 @@ func (s *simpleSchema) valid(raw json.RawMessage) bool {
 			return err == nil
 		}
 	})
-	if !ok || p.deep {
+	if !ok {
 		return false
 	}
 	for _, r := range s.required {
-		if !seen.has(r) {
+		if !seen.Has(r) {
 			return false
 		}
 	}
@@ -118,7 +121,7 @@ func numbersFit(b []byte) bool {
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; {
 		case c == '"':
-			i = skipString(b, i) - 1
+			i = rawjson.SkipString(b, i) - 1
 		case c == '-' || c >= '0' && c <= '9':
 			j := i
 			for j < len(b) && strings.IndexByte("+-.eE0123456789", b[j]) >= 0 {
@@ -131,4 +134,22 @@ func numbersFit(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// validateArguments checks tool arguments against the tool's input schema
+// and returns what is wrong, or "".
+func validateArguments(schema *jsonschema.Resolved, raw json.RawMessage) string {
+	var args any = map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return "arguments are not valid JSON: " + err.Error()
+		}
+	}
+	if _, ok := args.(map[string]any); !ok {
+		return "arguments must be a JSON object"
+	}
+	if err := schema.Validate(args); err != nil {
+		return err.Error()
+	}
+	return ""
 }

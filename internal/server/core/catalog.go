@@ -1,4 +1,4 @@
-package server
+package core
 
 import (
 	"context"
@@ -57,7 +57,7 @@ func (m *mount) catalogOf(l *plugin.Lists) *catalog {
 	for _, t := range l.Tools {
 		schema, err := compileSchema(t.InputSchema)
 		if err != nil {
-			m.srv.log.Error("ignoring tool with an invalid input schema", "plugin", m.name, "tool", t.Name, "error", err)
+			m.core.log.Error("ignoring tool with an invalid input schema", "plugin", m.name, "tool", t.Name, "error", err)
 			continue
 		}
 		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema, expected: m.Loading != nil && l.Seq == 0, simple: simplify(t.InputSchema)})
@@ -77,17 +77,17 @@ func compileSchema(schema any) (*jsonschema.Resolved, error) {
 	return s.Resolve(nil)
 }
 
-// apply makes the server offer exactly what c lists for the selected lists,
-// adding, replacing and removing registrations. An item another plugin
-// already offers is left out, with an error in the log. A list read before
-// the one the server offers (by another instance of the plugin, which
-// finished later) is ignored.
-func (m *mount) apply(c *catalog, which lists) {
-	s := m.srv
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// apply makes the core offer exactly what c lists for the selected lists,
+// adding, replacing and withdrawing items. An item another plugin already
+// offers is left out, with an error in the log. A list read before the one
+// the core offers (by another instance of the plugin, which finished
+// later) is ignored. apply returns the lists it applied.
+func (m *mount) apply(c *catalog, which lists) lists {
+	core := m.core
+	core.mu.Lock()
+	defer core.mu.Unlock()
 	if m.retired {
-		return // a late refresh of a plugin a reload replaced
+		return 0 // a late refresh of a plugin a reload replaced
 	}
 	for _, k := range []plugin.ListKind{plugin.ToolList, plugin.ResourceList, plugin.PromptList} {
 		if which.Has(k) {
@@ -103,83 +103,85 @@ func (m *mount) apply(c *catalog, which lists) {
 		keep := map[string]bool{}
 		for _, t := range c.tools {
 			name := m.exposedName(t.tool.Name)
-			if !m.claim(s.tools, "tool", name) {
+			if !m.claim(core.tools, Tools, name) {
 				continue
 			}
 			tool := *t.tool
 			tool.Name = name
-			if !m.register(func() { s.mcp.AddTool(&tool, s.toolHandler) }, s.tools, "tool", name, s.mcp.RemoveTools) {
+			if !m.offer(core.tools, Tools, name, &tool) {
 				continue
 			}
 			keep[name] = true
 			m.toolEntries[name] = t
 		}
-		m.release(s.tools, keep, s.mcp.RemoveTools)
+		m.release(core.tools, Tools, keep)
 	}
 	if which&listResources != 0 {
 		keep := map[string]bool{}
 		for _, r := range c.resources {
 			uri := m.exposedURI(r.URI)
-			if !m.claim(s.resources, "resource", uri) {
+			if !m.claim(core.resources, Resources, uri) {
 				continue
 			}
 			res := *r
 			res.URI = uri
-			if !m.register(func() { s.mcp.AddResource(&res, s.resourceHandler) }, s.resources, "resource", uri, s.mcp.RemoveResources) {
+			if !m.offer(core.resources, Resources, uri, &res) {
 				continue
 			}
 			keep[uri] = true
 			m.mimeTypes[uri] = r.MIMEType
 		}
-		m.release(s.resources, keep, s.mcp.RemoveResources)
+		m.release(core.resources, Resources, keep)
 
 		keep = map[string]bool{}
 		for _, t := range c.templates {
 			uri := m.exposedURI(t.URITemplate)
-			if !m.claim(s.templates, "resource template", uri) {
+			if !m.claim(core.templates, Templates, uri) {
 				continue
 			}
 			tmpl := *t
 			tmpl.URITemplate = uri
-			if !m.register(func() { s.mcp.AddResourceTemplate(&tmpl, s.resourceHandler) }, s.templates, "resource template", uri, s.mcp.RemoveResourceTemplates) {
+			if !m.offer(core.templates, Templates, uri, &tmpl) {
 				continue
 			}
 			keep[uri] = true
 			m.mimeTypes[uri] = t.MIMEType
 		}
-		m.release(s.templates, keep, s.mcp.RemoveResourceTemplates)
-		s.templateOrder = nil
+		m.release(core.templates, Templates, keep)
+		core.templateOrder = nil
 	}
 	if which&listPrompts != 0 {
 		keep := map[string]bool{}
 		for _, p := range c.prompts {
 			name := m.exposedName(p.Name)
-			if !m.claim(s.prompts, "prompt", name) {
+			if !m.claim(core.prompts, Prompts, name) {
 				continue
 			}
 			prompt := *p
 			prompt.Name = name
-			if !m.register(func() { s.mcp.AddPrompt(&prompt, m.promptHandler(p.Name)) }, s.prompts, "prompt", name, s.mcp.RemovePrompts) {
+			if !m.offer(core.prompts, Prompts, name, &prompt) {
 				continue
 			}
 			keep[name] = true
 		}
-		m.release(s.prompts, keep, s.mcp.RemovePrompts)
+		m.release(core.prompts, Prompts, keep)
 	}
+	return which
 }
 
 // claim records m as the owner of key, unless another plugin owns it.
-func (m *mount) claim(owners map[string]*mount, kind, key string) bool {
+// core.mu must be held.
+func (m *mount) claim(owners map[string]*mount, kind Kind, key string) bool {
 	if prev, ok := owners[key]; ok && prev != m {
-		m.srv.log.Error(fmt.Sprintf("ignoring %s: %s", kind, ErrConflict), kind, key, "plugin", m.name, "owner", prev.name)
+		m.core.log.Error(fmt.Sprintf("ignoring %s: %s", kind, ErrConflict), kind.String(), key, "plugin", m.name, "owner", prev.name)
 		return false
 	}
 	owners[key] = m
 	return true
 }
 
-// release drops m's registrations that are not in keep.
-func (m *mount) release(owners map[string]*mount, keep map[string]bool, remove func(...string)) {
+// release withdraws m's items that are not in keep. core.mu must be held.
+func (m *mount) release(owners map[string]*mount, kind Kind, keep map[string]bool) {
 	var gone []string
 	for key, owner := range owners {
 		if owner == m && !keep[key] {
@@ -188,25 +190,29 @@ func (m *mount) release(owners map[string]*mount, keep map[string]bool, remove f
 		}
 	}
 	if len(gone) > 0 {
-		remove(gone...)
+		for _, l := range m.core.listeners {
+			l.Withdraw(kind, gone...)
+		}
 	}
 }
 
-// register runs an SDK registration, which panics on input it rejects
-// (an invalid URI template, say), and logs the rejection instead. A
-// rejected item is not offered at all: it loses its claim in owners, and an
-// earlier registration of the key is removed (remove). register reports
-// whether the item was registered.
-func (m *mount) register(add func(), owners map[string]*mount, kind, key string, remove func(...string)) (ok bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			m.srv.log.Error("plugin offered an invalid "+kind, "plugin", m.name, kind, key, "error", r)
+// offer offers item, of the kind and with the key given, on every
+// listener, and reports whether they all took it. A listener that refuses
+// it (the go-sdk refuses an invalid URI template, say) has the refusal
+// logged, and the item is not offered at all: it loses its claim in
+// owners, and is withdrawn from every listener, with any earlier item of
+// its key. core.mu must be held.
+func (m *mount) offer(owners map[string]*mount, kind Kind, key string, item any) bool {
+	for _, l := range m.core.listeners {
+		if err := l.Offer(item); err != nil {
+			m.core.log.Error("plugin offered an invalid "+kind.String(), "plugin", m.name, kind.String(), key, "error", err)
 			delete(owners, key)
-			remove(key)
-			ok = false
+			for _, l := range m.core.listeners {
+				l.Withdraw(kind, key)
+			}
+			return false
 		}
-	}()
-	add()
+	}
 	return true
 }
 
@@ -215,18 +221,18 @@ func (m *mount) register(add func(), owners map[string]*mount, kind, key string,
 // waits for it, so that the client that made the call sees the new lists as
 // soon as it has the result.
 func (m *mount) ListsChanged(l *plugin.Lists) {
-	m.apply(m.catalogOf(l), l.Read)
+	m.core.changed(m.apply(m.catalogOf(l), l.Read))
 }
 
-// ResourceUpdated implements plugin.Events: tell subscribed sessions. The
+// ResourceUpdated implements plugin.Events: tell the listeners. The
 // notifications are sent in the background, one URI at a time; a URI
 // already waiting is not queued twice, and past maxPendingUpdates waiting
 // URIs further ones are dropped, so that a plugin sending them in a loop
 // holds neither its call nor unbounded memory or goroutines.
 func (m *mount) ResourceUpdated(uri string) {
-	m.srv.mu.Lock()
+	m.core.mu.Lock()
 	retired := m.retired
-	m.srv.mu.Unlock()
+	m.core.mu.Unlock()
 	if retired {
 		return
 	}
@@ -273,7 +279,7 @@ func (m *mount) sendUpdates() {
 		u.mu.Lock()
 		if dropped := u.dropped; dropped > 0 {
 			u.dropped = 0
-			m.srv.log.Warn("dropped resource-updated notifications: too many at once", "plugin", m.name, "dropped", dropped)
+			m.core.log.Warn("dropped resource-updated notifications: too many at once", "plugin", m.name, "dropped", dropped)
 		}
 		if len(u.order) == 0 {
 			u.sending = false
@@ -285,9 +291,13 @@ func (m *mount) sendUpdates() {
 		u.order = u.order[1:]
 		delete(u.pending, uri)
 		u.mu.Unlock()
-		err := m.srv.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: m.exposedURI(uri)})
-		if err != nil {
-			m.srv.log.Warn("notifying resource update", "plugin", m.name, "uri", uri, "error", err)
+		m.core.mu.Lock()
+		listeners := m.core.listeners
+		m.core.mu.Unlock()
+		for _, l := range listeners {
+			if err := l.ResourceUpdated(m.exposedURI(uri)); err != nil {
+				m.core.log.Warn("notifying resource update", "plugin", m.name, "uri", uri, "error", err)
+			}
 		}
 	}
 }

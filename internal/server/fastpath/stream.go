@@ -1,4 +1,4 @@
-package server
+package fastpath
 
 import (
 	"bytes"
@@ -13,11 +13,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
 // A call the fast path serves over Streamable HTTP is answered on an event
 // stream of its own, as the go-sdk answers a POST: what the call sends the
-// client goes there too (fastSend), and the client's answers to the
+// client goes there too (Send), and the client's answers to the
 // server's requests come back in later POSTs (deliver).
 
 // eventStreamHeaders sets the headers of the go-sdk's answer to a POST.
@@ -28,7 +30,7 @@ func eventStreamHeaders(h http.Header) {
 }
 
 // streamKey marks the context of a call the fast path serves over HTTP:
-// what the call sends the client goes on its stream (fastSend).
+// what the call sends the client goes on its stream (Send).
 type streamKey struct{}
 
 // eventStream is the event stream that answers a POST.
@@ -134,15 +136,16 @@ func (st *eventStream) event(name string, data []byte, flush bool) error {
 	return err
 }
 
-// fastSend is sending middleware: what a call the fast path serves over
-// HTTP sends the client goes on the call's event stream, where the go-sdk
-// would put it for its own calls. The go-sdk's session has already made
-// its checks (capabilities, log level, the version adaptations of
-// adaptRequests) and will make those on the result.
-func (s *Server) fastSend(next mcp.MethodHandler) mcp.MethodHandler {
+// Send is sending middleware: what a call the fast path serves over HTTP
+// sends the client goes on the call's event stream, where the go-sdk would
+// put it for its own calls. It must be the go-sdk server's innermost
+// (sessions.Options.Send): the go-sdk's session and Hangar's middleware
+// have already made their checks (capabilities, log level, the version
+// adaptations) and will make those on the result.
+func Send(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		st, _ := ctx.Value(streamKey{}).(*eventStream)
-		if st == nil || st.hs.ss.Load() != serverSession(req) {
+		if st == nil || st.hs.ss.Load() != sessions.ServerSession(req) {
 			return next(ctx, method, req)
 		}
 		var params any
