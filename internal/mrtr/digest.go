@@ -127,7 +127,7 @@ func writeCanonical(b *bytes.Buffer, v any) {
 func writeString(b *bytes.Buffer, s string) {
 	e := json.NewEncoder(b)
 	e.SetEscapeHTML(false)
-	_ = e.Encode(s) // a string always encodes
+	_ = e.Encode(s)         // a string always encodes
 	b.Truncate(b.Len() - 1) // Encode's newline
 }
 

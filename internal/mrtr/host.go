@@ -184,18 +184,25 @@ func (c *Call) ask(ctx context.Context, k kind, build func(*mcp.ClientCapabiliti
 	c.setLocked(InputRequired)
 	c.mu.Unlock()
 
+	// ctx is the plugin's wait, which the plugin layer derives from the
+	// call's context; the call's own is watched too, so that the park
+	// timeout and Close end the wait whatever context the edge ran the
+	// plugin with.
+	done := ctx
 	select {
 	case a := <-in.answer:
 		return a, nil
 	case <-ctx.Done():
-		c.mu.Lock()
-		if c.pending[in.key] == in {
-			delete(c.pending, in.key)
-			if len(c.pending) == 0 && c.status == InputRequired {
-				c.setLocked(Working)
-			}
-		}
-		c.mu.Unlock()
-		return nil, context.Cause(ctx)
+	case <-c.ctx.Done():
+		done = c.ctx
 	}
+	c.mu.Lock()
+	if c.pending[in.key] == in {
+		delete(c.pending, in.key)
+		if len(c.pending) == 0 && c.status == InputRequired {
+			c.setLocked(Working)
+		}
+	}
+	c.mu.Unlock()
+	return nil, context.Cause(done)
 }

@@ -55,7 +55,7 @@ func (k kind) expected() string {
 type input struct {
 	key     string
 	kind    kind
-	request json.RawMessage     // {"method": ..., "params": ...}, as sent
+	request json.RawMessage      // {"method": ..., "params": ...}, as sent
 	schema  *jsonschema.Resolved // form elicitation: the requested schema, if it resolves
 	answer  chan json.RawMessage // receives the validated answer; buffered 1
 }
@@ -186,8 +186,10 @@ func samplingRequest(p *mcp.CreateMessageParams, caps *mcp.ClientCapabilities) (
 	return json.Marshal(map[string]any{"method": MethodCreateMessage, "params": params})
 }
 
-// rootsRequest is the input request for roots/list: it has no parameters.
-var rootsRequest = json.RawMessage(`{"method":"roots/list"}`)
+// rootsRequest is the input request for roots/list. It has no parameters,
+// but carries an empty params object: the go-sdk (v1.8.0) fails to decode
+// an input request without params, in its client as in InputRequestMap.
+var rootsRequest = json.RawMessage(`{"method":"roots/list","params":{}}`)
 
 // check validates an answer to in and returns it in the form the plugin
 // layer decodes (see decodeAnswer), or a *ResponseError.

@@ -119,7 +119,7 @@ func TestSamplingRootsPromptsResources(t *testing.T) {
 	t.Run("roots", func(t *testing.T) {
 		r := req{params: map[string]any{"name": "roots"}}
 		key, q, state := mustInput(t, do(t, m, p, r))
-		if q["method"] != "roots/list" || q["params"] != nil || !strings.HasPrefix(key, "roots-") {
+		if q["method"] != "roots/list" || len(q["params"].(map[string]any)) != 0 || !strings.HasPrefix(key, "roots-") {
 			t.Fatalf("input request %s %v", key, q)
 		}
 		r.state = state
@@ -288,8 +288,8 @@ func TestMissingAndUnknownKeys(t *testing.T) {
 		}
 	}
 	r.responses = map[string]any{
-		key:       map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}},
-		"other":   "not even an answer",
+		key:        map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}},
+		"other":    "not even an answer",
 		"sample-9": map[string]any{"role": "assistant"},
 	}
 	if got := decoded(t, toolText(t, do(t, m, p, r))); got["nonce"] != nonce {

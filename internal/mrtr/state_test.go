@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 )
@@ -261,5 +263,48 @@ func TestCanonical(t *testing.T) {
 	}
 	if _, err := mrtr.ParamsDigest([]byte(`[1]`)); !errors.Is(err, mrtr.ErrInvalidParams) {
 		t.Errorf("ParamsDigest of an array: %v", err)
+	}
+}
+
+// Of retries racing with one state, exactly one is accepted.
+func TestConcurrentRetriesOneWins(t *testing.T) {
+	m := newManager(t, mrtr.Options{})
+	r := req{params: map[string]any{"name": "x"}, caps: allCaps}
+	out, err := m.Serve(context.Background(), r.request(t), func(ctx context.Context, h plugin.Host) (any, error) {
+		res, err := h.Elicit(ctx, &mcp.ElicitParams{Message: "?", RequestedSchema: map[string]any{"type": "object"}})
+		if err != nil {
+			return nil, err
+		}
+		return res.Action, nil
+	})
+	key, _, state := mustInput(t, answer{out, err})
+	r.state = state
+	r.responses = map[string]any{key: map[string]any{"action": "accept"}}
+	const n = 8
+	errs := make(chan error, n)
+	var start sync.WaitGroup
+	start.Add(1)
+	for range n {
+		go func() {
+			start.Wait()
+			out, err := m.Serve(context.Background(), r.request(t), nil)
+			if err == nil && out.Result != "accept" {
+				err = errors.New("wrong result")
+			}
+			errs <- err
+		}()
+	}
+	start.Done()
+	won := 0
+	for range n {
+		switch err := <-errs; {
+		case err == nil:
+			won++
+		case !errors.Is(err, mrtr.ErrStateReplayed):
+			t.Errorf("a losing retry: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d retries won, want 1", won)
 	}
 }
