@@ -87,7 +87,8 @@ type Call struct {
 	id        string
 	principal string
 	method    string
-	digest    [32]byte
+	digest    [32]byte        // of the params; made from params when first needed
+	params    json.RawMessage // nil once digest is made
 	created   time.Time
 	token0    any // the progress token of the request that started the call
 

@@ -220,6 +220,20 @@ type params struct {
 }
 
 func parseParams(raw json.RawMessage) (*params, error) {
+	r := bytes.TrimSpace(raw)
+	if len(r) == 0 || string(r) == "null" {
+		return &params{}, nil
+	}
+	if r[0] != '{' {
+		return nil, fmt.Errorf("%w: params must be a JSON object", ErrInvalidParams)
+	}
+	// Most calls carry none of the members read here: then the (valid,
+	// the edge decoded it) JSON need not be decoded again. A key written
+	// with escapes could hide one, so a backslash anywhere means decoding.
+	if bytes.IndexByte(r, '\\') < 0 && !bytes.Contains(r, []byte(`"requestState"`)) &&
+		!bytes.Contains(r, []byte(`"inputResponses"`)) && !bytes.Contains(r, []byte(`"progressToken"`)) {
+		return &params{}, nil
+	}
 	var wire struct {
 		Meta *struct {
 			ProgressToken any `json:"progressToken"`
@@ -227,10 +241,8 @@ func parseParams(raw json.RawMessage) (*params, error) {
 		RequestState   json.RawMessage `json:"requestState"`
 		InputResponses json.RawMessage `json:"inputResponses"`
 	}
-	if r := bytes.TrimSpace(raw); len(r) > 0 && string(r) != "null" {
-		if err := json.Unmarshal(r, &wire); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
-		}
+	if err := json.Unmarshal(r, &wire); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
 	p := &params{}
 	if wire.Meta != nil {
@@ -345,7 +357,12 @@ func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*
 		status:    Working,
 		changed:   make(chan struct{}),
 	}
-	c.digest, _ = ParamsDigest(req.Params) // parseParams decoded them: they are an object
+	if run == nil {
+		return nil, errors.New("mrtr: Serve of a request without requestState needs a Run")
+	}
+	// The digest is made when the call first asks for input: most calls
+	// never do. The edge may reuse its buffer once Serve returns.
+	c.params = bytes.Clone(req.Params)
 	a := &attachment{ctx: ctx, sink: req.Sink, token: p.token}
 	c.attachLocked(a, req.Capabilities)
 	go func() {
@@ -435,6 +452,10 @@ func (m *Manager) serve(ctx context.Context, c *Call, a *attachment) (*Outcome, 
 		c.mu.Lock()
 		switch c.status {
 		case InputRequired:
+			if c.params != nil {
+				c.digest, _ = ParamsDigest(c.params) // parseParams decoded them: they are an object
+				c.params = nil
+			}
 			st := &state{
 				Principal: c.principal,
 				Method:    c.method,

@@ -307,7 +307,7 @@ func TestResponsesWithoutState(t *testing.T) {
 	if !errors.Is(err, mrtr.ErrResponsesWithoutState) || mrtr.RPCError(err).Code != -32602 {
 		t.Errorf("Serve: %v", err)
 	}
-	for _, params := range []string{`[]`, `{"requestState":5}`, `{"requestState":"x","inputResponses":[1]}`, `{"_meta":"x"}`} {
+	for _, params := range []string{`[]`, `{"requestState":5}`, `{"requestState":"x","inputResponses":[1]}`} {
 		_, err := m.Serve(context.Background(), mrtr.Request{Method: "tools/call", Params: json.RawMessage(params)}, nil)
 		if !errors.Is(err, mrtr.ErrInvalidParams) || mrtr.RPCError(err).Code != -32602 {
 			t.Errorf("params %s: %v", params, err)

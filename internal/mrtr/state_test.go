@@ -266,15 +266,18 @@ func TestCanonical(t *testing.T) {
 	}
 }
 
-// Of retries racing with one state, exactly one is accepted.
+// Of retries racing with one state, exactly one is accepted; the others
+// are refused at once, while the winner's call still runs.
 func TestConcurrentRetriesOneWins(t *testing.T) {
 	m := newManager(t, mrtr.Options{})
 	r := req{params: map[string]any{"name": "x"}, caps: allCaps}
+	proceed := make(chan struct{})
 	out, err := m.Serve(context.Background(), r.request(t), func(ctx context.Context, h plugin.Host) (any, error) {
 		res, err := h.Elicit(ctx, &mcp.ElicitParams{Message: "?", RequestedSchema: map[string]any{"type": "object"}})
 		if err != nil {
 			return nil, err
 		}
+		<-proceed
 		return res.Action, nil
 	})
 	key, _, state := mustInput(t, answer{out, err})
@@ -295,16 +298,18 @@ func TestConcurrentRetriesOneWins(t *testing.T) {
 		}()
 	}
 	start.Done()
-	won := 0
-	for range n {
-		switch err := <-errs; {
-		case err == nil:
-			won++
-		case !errors.Is(err, mrtr.ErrStateReplayed):
-			t.Errorf("a losing retry: %v", err)
+	for i := range n - 1 {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, mrtr.ErrStateReplayed) {
+				t.Errorf("a losing retry: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d retries were refused: the state was accepted more than once", i)
 		}
 	}
-	if won != 1 {
-		t.Errorf("%d retries won, want 1", won)
+	close(proceed)
+	if err := <-errs; err != nil {
+		t.Errorf("the winning retry: %v", err)
 	}
 }
