@@ -3,6 +3,7 @@ package mrtr
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -335,7 +336,7 @@ func (c *Call) finish(result any, err error) {
 	c.cancel(errCallDone)
 }
 
-var errCallDone = fmt.Errorf("the call returned")
+var errCallDone = errors.New("the call returned")
 
 // pendingCopy returns the pending requests, key -> request.
 func (c *Call) pendingCopy() map[string]json.RawMessage {
