@@ -19,6 +19,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // edge is a minimal Streamable HTTP edge for 2026 tools/call over a
@@ -336,6 +337,23 @@ func TestForwardLoopGuardAndPeerGone(t *testing.T) {
 		}
 		if st := b.f.Stats(); st.Gone != 1 || st.Forwarded != 0 {
 			t.Errorf("b's forward stats %+v", st)
+		}
+	})
+	t.Run("peer hangs", func(t *testing.T) {
+		addr, closeAll, err := testutil.StallListener()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeAll()
+		_, dURL := replica(t, p, mrtr.ForwarderOptions{Peers: map[string]string{a.m.Replica(): "http://" + addr + "/mcp"}, Timeout: 300 * time.Millisecond})
+		start := time.Now()
+		status, msgs := post(t, dURL, nil, "tools/call", params)
+		e, _ := msgs[0]["error"].(map[string]any)
+		if status != 400 || e == nil || !strings.Contains(e["message"].(string), "the replica holding this request is gone") {
+			t.Errorf("answer %d %v", status, msgs)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("took %s with a 300ms timeout", d)
 		}
 	})
 	// Nothing was consumed on the way: the holder still serves the retry.
