@@ -304,7 +304,7 @@ const maxDescription = 300
 // description is the error_description of a challenge for err: its message
 // without the "invalid token: " that error="invalid_token" says already,
 // in the characters RFC 6750 allows (printable ASCII but '"' and '\':
-// '"' becomes '\'', the others '?'), cut to maxDescription bytes.
+// '"' becomes '\”, the others '?'), cut to maxDescription bytes.
 func description(err error) string {
 	msg := strings.TrimPrefix(err.Error(), sdkauth.ErrInvalidToken.Error()+": ")
 	b := make([]byte, 0, len(msg))

@@ -35,10 +35,10 @@ func TestTokensWithoutSubject(t *testing.T) {
 	var logs testutil.SyncBuffer
 	url, resource := oauthServer(t, is, &logs)
 	for name, c := range map[string]authtest.Claims{
-		"no sub":        {Audience: resource, NoSubject: true, Other: map[string]any{"client_id": "a"}},
+		"no sub":         {Audience: resource, NoSubject: true, Other: map[string]any{"client_id": "a"}},
 		"another no sub": {Audience: resource, NoSubject: true, Other: map[string]any{"client_id": "b"}},
-		"empty sub":     {Audience: resource, Other: map[string]any{"sub": ""}},
-		"null sub":      {Audience: resource, Other: map[string]any{"sub": nil, "client_id": "c"}},
+		"empty sub":      {Audience: resource, Other: map[string]any{"sub": ""}},
+		"null sub":       {Audience: resource, Other: map[string]any{"sub": nil, "client_id": "c"}},
 	} {
 		code, body, h := get(t, url, is.Mint(t, c))
 		want := `invalid token: claim "sub": missing or empty;`
