@@ -303,8 +303,9 @@ const maxDescription = 300
 
 // description is the error_description of a challenge for err: its message
 // without the "invalid token: " that error="invalid_token" says already,
-// in the characters RFC 6750 allows (printable ASCII but '"' and '\':
-// '"' becomes '\”, the others '?'), cut to maxDescription bytes.
+// in the characters RFC 6750 allows (printable ASCII except double quotes,
+// which become apostrophes, and backslashes, which become question marks,
+// as do the others), cut to maxDescription bytes.
 func description(err error) string {
 	msg := strings.TrimPrefix(err.Error(), sdkauth.ErrInvalidToken.Error()+": ")
 	b := make([]byte, 0, len(msg))
