@@ -237,7 +237,7 @@ func (a *Authenticator) Verify(ctx context.Context, token string, r *http.Reques
 		return ti, nil
 	}
 	if a.oauth != nil && strings.Count(token, ".") == 2 {
-		ti, err := a.oauth.check(ctx, token)
+		ti, err := a.oauth.check(ctx, token, sum)
 		if err != nil {
 			a.refused(r, err)
 			return nil, err

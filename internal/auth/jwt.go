@@ -162,11 +162,10 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", sdkauth.ErrInvalidToken, fmt.Sprintf(format, args...))
 }
 
-// check returns the TokenInfo of a JWT: the one remembered if it was
-// verified before and is not due to be checked again, else that of a new
-// verification.
-func (v *jwtVerifier) check(ctx context.Context, raw string) (*sdkauth.TokenInfo, error) {
-	sum := sha256.Sum256([]byte(raw))
+// check returns the TokenInfo of a JWT, whose SHA-256 is sum: the one
+// remembered if it was verified before and is not due to be checked again,
+// else that of a new verification.
+func (v *jwtVerifier) check(ctx context.Context, raw string, sum [sha256.Size]byte) (*sdkauth.TokenInfo, error) {
 	v.mu.Lock()
 	if e := v.verified[sum]; e != nil {
 		if v.now().Before(e.until) {
