@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -130,6 +131,56 @@ func TestJWKSRedirects(t *testing.T) {
 		code, body, _ := get(t, srv.URL+"/mcp", is.Mint(t, authtest.Claims{Audience: "a"}))
 		if code != tc.code || !strings.Contains(body, tc.want) {
 			t.Errorf("redirect to %s: %d %q, want %d %q", tc.to, code, body, tc.code, tc.want)
+		}
+	}
+}
+
+// TestConcurrentVerifications verifies tokens from many goroutines while
+// the key set is fetched, rotated and fetched again (run it with -race):
+// tokens of the current key are accepted throughout, and a burst of
+// tokens naming a key not yet known makes one fetch, which they wait for.
+func TestConcurrentVerifications(t *testing.T) {
+	is := authtest.New(t)
+	clk := &clock{t: time.Now()}
+	a, err := auth.New(&config.Auth{OAuth: &config.OAuth{Issuer: is.URL, Resource: "https://m.example.com/mcp", Audience: "a", JWKSURL: is.JWKSURL}},
+		&auth.Options{Now: clk.now, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("POST", "/mcp", nil)
+	burst := func(tokens []string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Go(func() {
+				for j := range 20 {
+					if _, err := a.Verify(context.Background(), tokens[(i+j)%len(tokens)], req); err != nil {
+						t.Errorf("goroutine %d: %v", i, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	var first []string
+	for i := range 4 {
+		first = append(first, is.Mint(t, authtest.Claims{Audience: "a", Subject: fmt.Sprint("u", i), Expiry: time.Hour}))
+	}
+	burst(first)
+	is.Rotate()
+	clk.add(11 * time.Second)
+	var second []string
+	for i := range 4 {
+		second = append(second, is.Mint(t, authtest.Claims{Audience: "a", Subject: fmt.Sprint("v", i), Expiry: time.Hour}))
+	}
+	burst(second)
+	if n := is.Fetches.Load(); n != 2 {
+		t.Errorf("%d fetches of the JWKS, want 2", n)
+	}
+	for _, tok := range first {
+		if _, err := a.Verify(context.Background(), tok, req); err == nil {
+			t.Error("a token of the removed key was accepted")
 		}
 	}
 }
