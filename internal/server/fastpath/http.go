@@ -80,6 +80,9 @@ func (h *httpFast) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(sessionIDHeader)
 	switch {
 	case r.Method == http.MethodPost && id == "":
+		if body, err := readBody(r); err == nil && len(body) <= maxBody && h.refused(w, body, nil) {
+			return
+		}
 		// The session is known before the client has the answer that
 		// names it, and so before its next request.
 		ow := &openingWriter{ResponseWriter: w, open: func() { h.opened(w.Header().Get(sessionIDHeader), r) }}
@@ -244,6 +247,9 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 		h.next.ServeHTTP(w, r) // r.Body replays what was read: the go-sdk refuses it
 		return
 	}
+	if h.refused(w, body, hs) {
+		return
+	}
 	b := bytes.Trim(body, " \t\r\n")
 	if len(b) > 0 && b[0] == '[' {
 		hr.Record(batchRefs(b))
@@ -287,6 +293,47 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 		}
 	}
 	h.next.ServeHTTP(w, r)
+}
+
+// refused screens the body of a POST (screen.go) to the session hs (nil
+// if none is known), and answers it with HTTP 400 and a JSON-RPC error if
+// the fast path refuses it: a batch that holds initialize, or in a
+// session whose protocol version has no batches, or a request whose id
+// the go-sdk would not answer as it came. Anything else that the go-sdk
+// cannot read, it refuses itself.
+func (h *httpFast) refused(w http.ResponseWriter, body []byte, hs *httpSession) bool {
+	b := bytes.Trim(body, " \t\r\n")
+	if len(b) == 0 {
+		return false
+	}
+	var ref *refusal
+	if b[0] == '[' {
+		var v string
+		if hs != nil {
+			v = sessions.Version(hs.ss.Load())
+		}
+		_, ref = screenBatch(b, v)
+		if ref != nil && ref.err.Code == CodeParseError {
+			return false // the go-sdk's own answer
+		}
+	} else if m := parseMessage(b); m.kind == msgOther && json.Valid(b) {
+		// parseMessage reads only ids the go-sdk keeps; others are
+		// checked here, in requests.
+		if id := rawID(b); echoable(id) != nil && id[0] != '"' && !exactID(id) {
+			if msg, err := jsonrpc.DecodeMessage(b); err == nil {
+				if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+					ref = screenID(id)
+				}
+			}
+		}
+	}
+	if ref == nil {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(ref.encode())
+	return true
 }
 
 // plainPOST reports whether the go-sdk would take a POST's headers (the

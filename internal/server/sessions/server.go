@@ -96,6 +96,7 @@ func New(c Core, opts *Options) *Server {
 		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		RootsListChangedHandler:   s.rootsListChanged,
 	})
+	s.mcp.AddReceivingMiddleware(codedErrors) // innermost: the others see the codes
 	s.mcp.AddReceivingMiddleware(adaptResults)
 	if o.Send != nil {
 		s.mcp.AddSendingMiddleware(adaptRequests, o.Send) // Send innermost
