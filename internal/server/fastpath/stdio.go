@@ -78,8 +78,8 @@ type lineReader struct {
 	br      *bufio.Reader
 	pending []byte // bytes for the go-sdk
 	queue   [][]byte
-	err     error // for the go-sdk once pending is read
-	failed  bool  // err was returned
+	err     error  // for the go-sdk once pending is read
+	failed  bool   // err was returned
 	msg     []byte // a message read so far, over several lines or longer than br's buffer
 	lines   bool   // msg holds a line already: the message spans lines
 	skip    bool   // skipping the rest of a line too long to read
