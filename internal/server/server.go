@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
@@ -67,6 +68,8 @@ type Server struct {
 	fast    *fastpath.Path   // in front of them
 	log     *slog.Logger
 	metrics *metrics.Metrics // nil: none
+
+	owners sync.Map // HTTP session ID -> the token subject that opened it (httplimits.go)
 }
 
 // New lists every plugin and builds the server. It fails if two plugins
