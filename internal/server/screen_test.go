@@ -3,11 +3,13 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/server"
+	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // What the go-sdk would end a session on, or answer under another id, the
@@ -183,6 +185,35 @@ func TestBatches(t *testing.T) {
 		}
 		if got := last(io.exchange(call(9, "echo_context", `{}`), "9")); !strings.Contains(got, `"result"`) {
 			t.Errorf("fast path disabled %v: stdio: a call after the refused batches: %q", disable, got)
+		}
+	}
+}
+
+// TestServerRequestIDsUnpredictable: the server requests of the fast
+// path's calls (sampling here) are numbered from a random start in each
+// session, below 2^53, instead of from 1,000,000,001 in every session
+// (issue 15.8).
+func TestServerRequestIDsUnpredictable(t *testing.T) {
+	s := newServer(t, nil, server.Mount{Plugin: loadPlugin(t, "conf", testutil.BuildPlugin(t, "./examples/conformance"), config.Limits{})})
+	url := serveHTTP(t, s, nil)
+	seen := map[string]bool{}
+	for i := range 3 {
+		c := &rawHTTP{t: t, url: url, hc: &http.Client{Transport: &http.Transport{}}}
+		c.start("2025-06-18")
+		before := server.FastServed()
+		got := c.exchange(call(2, "test_sampling", `{"prompt":"who?"}`), "2")
+		if server.FastServed() == before || !strings.Contains(last(got), `"result"`) {
+			t.Fatalf("session %d: the fast path did not serve the call: %q", i, got)
+		}
+		if len(c.requests) != 1 {
+			t.Fatalf("session %d: %d server requests, want 1: %q", i, len(c.requests), got)
+		}
+		for id := range c.requests {
+			n, err := strconv.ParseInt(id, 10, 64)
+			if err != nil || n == 1_000_000_001 || n < 1<<32 || n > 1<<53 || seen[id] {
+				t.Errorf("session %d: server request id %s (seen in another session: %v)", i, id, seen[id])
+			}
+			seen[id] = true
 		}
 	}
 }

@@ -70,7 +70,7 @@ type fastSession struct {
 	calls   map[jsonrpc.ID]context.CancelCauseFunc // the fast path's calls in progress
 	sdk     map[jsonrpc.ID]int                     // requests given to the go-sdk, not yet answered
 	pending map[jsonrpc.ID]chan *jsonrpc.Response  // (HTTP) server requests waiting for the client
-	seq     int64                                  // (HTTP) numbers server requests
+	seq     int64                                  // (HTTP) the id of the last server request (serverRequestStart)
 	running sync.WaitGroup                         // the fast path's calls in progress
 	closing bool                                   // (stdio) the stream closes: no more calls
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	crand "crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,9 +38,16 @@ import (
 // larger bodies to the go-sdk, which refuses them.
 const maxBody = mcp.DefaultMaxRequestBodyBytes
 
-// firstServerRequestID numbers the server requests made from the fast
-// path's calls, apart from the go-sdk's own (which count from 1).
-const firstServerRequestID = 1_000_000_000
+// serverRequestStart returns where the ids of the server requests made
+// from the fast path's calls in a new session start: at random, between
+// 2^32 (apart from the go-sdk's own ids, which count from 1) and 2^53
+// minus 2^32 (ids stay exact in a float64, as JSON numbers must). An id
+// cannot be guessed from another session's.
+func serverRequestStart() int64 {
+	var b [8]byte
+	crand.Read(b[:])
+	return 1<<32 + int64(binary.LittleEndian.Uint64(b[:])%(1<<53-1<<33))
+}
 
 // sessionIDHeader carries a Streamable HTTP session's ID.
 const sessionIDHeader = "Mcp-Session-Id"
@@ -154,6 +162,7 @@ func (h *httpFast) opened(id string, r *http.Request) {
 		return
 	}
 	hs := &httpSession{fastSession: newFastSession(h.p), id: id, closed: make(chan struct{})}
+	hs.seq = serverRequestStart()
 	hs.ss.Store(ss)
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 		hs.userID = ti.UserID
