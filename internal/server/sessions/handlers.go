@@ -37,12 +37,6 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	return s.core.Complete(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "completion/complete", key), p)
 }
 
-// subscribe accepts subscriptions to URIs that some plugin serves. The SDK
-// keeps track of them; plugins report updates with notify_resource_updated.
-func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	return s.core.Subscribe(core.Request{Principal: tokenOf(req.Extra)}, req.Params.URI)
-}
-
 // rootsListChanged tells every v1 plugin that asked (by exporting
 // on_roots_list_changed) that the session's roots changed. The plugins'
 // host imports reach the session's client at once (no queue: the call has

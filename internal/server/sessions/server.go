@@ -66,7 +66,8 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*State
 
-	requests httpRequests // HTTP requests in progress (requests.go)
+	requests httpRequests  // HTTP requests in progress (requests.go)
+	subs     subscriptions // (subscriptions.go)
 }
 
 // New returns the go-sdk server of c's sessions. Register it with c
@@ -84,6 +85,7 @@ func New(c Core, opts *Options) *Server {
 		log:      o.Logger,
 		sessions: map[*mcp.ServerSession]*State{},
 		requests: httpRequests{byToken: map[string]*HTTPRequest{}},
+		subs:     subscriptions{bySession: map[*mcp.ServerSession]map[string]bool{}},
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
 		GetSessionID:              o.SessionID,
@@ -93,10 +95,11 @@ func New(c Core, opts *Options) *Server {
 		Capabilities:              core.Capabilities(),
 		CompletionHandler:         s.complete,
 		SubscribeHandler:          s.subscribe,
-		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		UnsubscribeHandler:        s.unsubscribeHandler,
 		RootsListChangedHandler:   s.rootsListChanged,
 	})
-	s.mcp.AddReceivingMiddleware(codedErrors) // innermost: the others see the codes
+	s.mcp.AddReceivingMiddleware(s.keepUnsubscribe) // innermost: the go-sdk's handler
+	s.mcp.AddReceivingMiddleware(codedErrors)       // the others see the codes
 	s.mcp.AddReceivingMiddleware(adaptResults)
 	if o.Send != nil {
 		s.mcp.AddSendingMiddleware(adaptRequests, o.Send) // Send innermost
