@@ -62,6 +62,8 @@ type Core struct {
 	templates map[string]*mount // exposed URI template -> owner
 
 	templateOrder []compiledTemplate // templates, sorted; nil: to be made again
+
+	roots rootsRuns // on_roots_list_changed calls in progress (roots.go)
 }
 
 // A Kind is a kind of item the core offers.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -353,6 +354,10 @@ func (c *Core) Subscribe(rq Request, uri string) (err error) {
 // exporting on_roots_list_changed) that the client's roots changed. The
 // plugins run in the background, each bounded by its call timeout (and,
 // while it loads, by the wait for it); rq has no id, as a notification.
+// Notifications are coalesced per plugin and client (rq.Scope): while a
+// plugin runs for one, and for RootsInterval after it started, those that
+// arrive meanwhile make it run once more, with the last of them, so that a
+// client sending them in a loop holds neither goroutines nor the plugin.
 func (c *Core) RootsListChanged(ctx context.Context, rq Request) {
 	var err error
 	defer c.recovered("notifications/roots/list_changed", &err)
@@ -364,13 +369,22 @@ func (c *Core) RootsListChanged(ctx context.Context, rq Request) {
 			continue
 		}
 		call := &plugin.Call{Meta: rq.Meta, Host: rq.Client}
+		if !c.roots.start(m, rq.Scope, call) {
+			continue // coalesced with the run in progress
+		}
 		go func() {
-			p, err := m.plugin(context.WithoutCancel(ctx))
-			if err != nil || !p.Has("on_roots_list_changed") {
-				return
-			}
-			if err := p.RootsListChanged(context.WithoutCancel(ctx), call); err != nil {
-				c.log.Warn("on_roots_list_changed failed", "plugin", m.name, "error", err)
+			for call != nil {
+				start := time.Now()
+				p, err := m.plugin(context.WithoutCancel(ctx))
+				if err == nil && p.Has("on_roots_list_changed") {
+					if err := p.RootsListChanged(context.WithoutCancel(ctx), call); err != nil {
+						c.log.Warn("on_roots_list_changed failed", "plugin", m.name, "error", err)
+					}
+				}
+				if wait := RootsInterval - time.Since(start); wait > 0 && c.roots.waiting(m, rq.Scope) {
+					time.Sleep(wait)
+				}
+				call = c.roots.next(m, rq.Scope)
 			}
 		}()
 	}

@@ -26,6 +26,7 @@ type Core interface {
 	HasResource(uri string) bool
 	CallTool(ctx context.Context, rq core.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error)
 	ReadResource(ctx context.Context, rq core.Request, uri string) (*mcp.ReadResourceResult, error)
+	RootsListChanged(ctx context.Context, rq core.Request)
 	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
 	EndRequest(span trace.Span, method string, res mcp.Result, err error)
 }

@@ -226,16 +226,34 @@ func (r *lineReader) route(line []byte, fast bool) {
 					return
 				}
 			}
-			if ref := screenMessage(body); ref != nil {
-				r.answer(ref)
-				return
-			}
 			fs.sdkStarted(m.id)
 			r.pass(body)
 			return
 		case msgCancel:
 			fs.cancel(m.id, nil)
+			r.pass(body)
+			return
+		case msgNotification:
+			if m.bare && m.method == "notifications/roots/list_changed" {
+				if ss := fs.ready(); ss != nil {
+					// As the go-sdk's handler would (sessions), without
+					// its decoding: a client may send these in a loop.
+					var meta mcp.Meta
+					if m.meta != nil {
+						json.Unmarshal(m.meta, &meta) // a valid object (parseMessage)
+					}
+					r.st.p.core.RootsListChanged(r.st.base, fs.state(ss).Notification(meta, nil))
+					return
+				}
+			}
+			r.pass(body)
+			return
+		case msgResponse:
+			r.pass(body)
+			return
 		}
+		// parseMessage read every kind above as the go-sdk does
+		// (FuzzParseMessage): only what it did not read is screened.
 	}
 	if ref := screenMessage(body); ref != nil {
 		r.answer(ref)

@@ -89,6 +89,22 @@ func (st *State) Request(id string, meta mcp.Meta, principal *sdkauth.TokenInfo,
 	}
 }
 
+// Notification describes, for the core, a notification of the session
+// (notifications/roots/list_changed) with the given _meta and principal:
+// it has no id, and its client sink reaches the session's client at once
+// (no queue: a notification has no end to flush it).
+func (st *State) Notification(meta mcp.Meta, principal *sdkauth.TokenInfo) core.Request {
+	h := newSessionHost(st.ss, nil)
+	return core.Request{
+		Principal:    principal,
+		Meta:         meta,
+		Version:      h.version,
+		Capabilities: h.caps,
+		Client:       h,
+		Scope:        st.scope,
+	}
+}
+
 // sdkRequest describes a request the go-sdk delivered to a handler. The
 // JSON-RPC id comes from the transport: Hangar's connections put it in the
 // request's Extra (idHeader), and over Streamable HTTP the HTTP request
