@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -88,23 +89,18 @@ func (c *Core) lookupTool(name string) (*mount, *toolEntry) {
 }
 
 // lookupResource returns the plugin that serves the exposed URI, and the
-// MIME type of the resource or template that matched, as the go-sdk finds
-// them: a resource of that URI first, else the first matching template in
-// the order of their URI templates.
+// MIME type of the resource or template that matched: a resource of that
+// URI first, else the first matching template, in the order of their
+// claims and then of their URI templates (as the go-sdk orders them; see
+// claims.go).
 func (c *Core) lookupResource(uri string) (*mount, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m := c.resources[uri]; m != nil {
 		return m, m.mimeTypes[uri]
 	}
-	if c.templateOrder == nil {
-		c.templateOrder = c.compileTemplates()
-	}
-	for _, t := range c.templateOrder {
-		if t.re != nil && t.re.MatchString(uri) {
-			m := c.templates[t.key]
-			return m, m.mimeTypes[t.key]
-		}
+	if m, key := c.matchingTemplate(uri); m != nil {
+		return m, m.mimeTypes[key]
 	}
 	return nil, ""
 }
@@ -112,22 +108,29 @@ func (c *Core) lookupResource(uri string) (*mount, string) {
 // compiledTemplate is a registered URI template and its regular expression
 // (nil if it does not compile).
 type compiledTemplate struct {
-	key string
-	re  *regexp.Regexp
+	key   string
+	order uint64 // of its claim
+	re    *regexp.Regexp
 }
 
-// compileTemplates lists the registered templates in order. c.mu must be
-// held.
+// compileTemplates lists the registered templates in order: those claimed
+// first first, and those claimed together by their URI templates. c.mu
+// must be held.
 func (c *Core) compileTemplates() []compiledTemplate {
 	out := make([]compiledTemplate, 0, len(c.templates))
 	for key := range c.templates {
-		t := compiledTemplate{key: key}
+		t := compiledTemplate{key: key, order: c.claims.order[key]}
 		if tmpl, err := uritemplate.New(key); err == nil {
 			t.re = tmpl.Regexp()
 		}
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b compiledTemplate) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(out, func(a, b compiledTemplate) int {
+		if a.order != b.order {
+			return cmp.Compare(a.order, b.order)
+		}
+		return strings.Compare(a.key, b.key)
+	})
 	return out
 }
 
