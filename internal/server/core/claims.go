@@ -208,13 +208,13 @@ type reports struct {
 // plugin that lists ever new bad names is counted, not logged.
 const maxReports = 100
 
-// logOnce reports whether the item (kind and key) of m, for why, is to be
-// logged: the first time only, and up to maxReports per plugin.
-func (m *mount) logOnce(kind Kind, key, why string) bool {
+// logOnce reports whether the item (kind and key) of m is to be logged:
+// the first time only, and up to maxReports per plugin.
+func (m *mount) logOnce(kind Kind, key string) bool {
 	r := &m.reports
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	id := kind.String() + "\x00" + key + "\x00" + why
+	id := kind.String() + "\x00" + key
 	if r.seen[id] || r.quiet {
 		return false
 	}
@@ -234,14 +234,14 @@ func (m *mount) logOnce(kind Kind, key, why string) bool {
 // each time.
 func (m *mount) refuse(kind Kind, key, reason, why string) {
 	m.core.metrics.Refused(m.name, kind.String(), reason)
-	if m.logOnce(kind, key, why) {
+	if m.logOnce(kind, key) {
 		m.core.log.Error(fmt.Sprintf("ignoring the plugin's %s: %s", kind, why), kind.String(), shorten(key), "plugin", m.name)
 	}
 }
 
 // warn reports, once, an item of m that is offered all the same.
 func (m *mount) warn(kind Kind, key, why string) {
-	if m.logOnce(kind, key, why) {
+	if m.logOnce(kind, key) {
 		m.core.log.Warn(fmt.Sprintf("the plugin's %s: %s", kind, why), kind.String(), shorten(key), "plugin", m.name)
 	}
 }

@@ -17,8 +17,8 @@
 //	claim_tools  {prefix: string, count, length: integer}: offers count tools
 //	             named prefix, a number and as many "x" as make length
 //	             characters, and notifies once; answers "claimed <count>"
-//	relist       notifies a change of the tool list (Hangar lists again);
-//	             answers "relisted"
+//	relist       notifies a change of its tools, resources and prompts
+//	             (Hangar lists them again); answers "relisted"
 //
 // Build: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o claims.wasm ./internal/testplugins/claims
 package main
@@ -45,10 +45,12 @@ func init() {
 	}, claimTools)
 	pdk.AddTool(&pdk.Tool{
 		Name:        tools + "relist",
-		Description: "Notify a change of the tool list",
+		Description: "Notify a change of every list",
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 	}, func(ctx *pdk.Context, _ *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
 		ctx.NotifyToolListChanged()
+		ctx.NotifyResourceListChanged()
+		ctx.NotifyPromptListChanged()
 		return pdk.TextResult("relisted"), nil
 	})
 }
