@@ -92,6 +92,9 @@ type instance struct {
 	// plugin's lists are what it says, so if it is discarded they must be
 	// read again from another.
 	changed ListSet
+
+	// clock is the instance's WASI sleep, which ends with the running call.
+	clock *callClock
 }
 
 // instantiate makes a new instance, whose Extism memory may grow to
@@ -100,7 +103,8 @@ func (m *module) instantiate(ctx context.Context, cfg wazero.ModuleConfig, maxPa
 	// Start functions are not run: Extism initializes the guest at its
 	// first call instead, where host functions can tell which call it is.
 	name := fmt.Sprintf("%s#%d", m.name, m.count.Add(1))
-	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg.WithName(name).WithStartFunctions())
+	clock := &callClock{}
+	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg.WithName(name).WithStartFunctions().WithNanosleep(clock.sleep))
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +114,7 @@ func (m *module) instantiate(ctx context.Context, cfg wazero.ModuleConfig, maxPa
 		kernel: newKernel(maxPages),
 		fns:    make(map[string]api.Function, 4),
 		vars:   map[string][]byte{},
+		clock:  clock,
 	}, nil
 }
 
@@ -171,6 +176,8 @@ func (inst *instance) call(ctx context.Context, export string, input []byte) (re
 		}
 	}()
 	cctx := &callCtx{Context: ctx, inst: inst}
+	inst.clock.ctx = cctx
+	defer func() { inst.clock.ctx = nil }()
 	if err := inst.kernel.setInput(input); err != nil {
 		return result{rc: 1}, err
 	}

@@ -98,7 +98,12 @@ type callState struct {
 	plugin *Plugin
 	call   *Call
 	budget *budget
-	ctx    context.Context // the caller's context, without the budget
+	// ctx is the call's context: the caller's, ended also when the budget
+	// runs out. The budget's clock stops while an import waits for the
+	// client, so it never ends such a wait; it ends a notification that
+	// blocks (a client that reads nothing), like every other blocking path
+	// of the call (clock.go).
+	ctx context.Context
 	// changed holds the lists the plugin reported changed during the call.
 	changed ListSet
 	// refresh marks a call that re-reads the lists after a change: its
@@ -179,7 +184,7 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 // spent, whether inst is still usable, and the lists it reported changed.
 func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export string, input []byte, limit time.Duration, refresh bool) (out []byte, spent time.Duration, healthy bool, changed ListSet, err error) {
 	bctx, b := withBudget(ctx, limit)
-	s := &callState{plugin: p, call: c, budget: b, ctx: ctx, refresh: refresh}
+	s := &callState{plugin: p, call: c, budget: b, ctx: bctx, refresh: refresh}
 	bctx = context.WithValue(bctx, stateKey{}, s)
 	res, err := safeCall(bctx, inst, export, input)
 	expired, spent := b.stop()
