@@ -155,6 +155,10 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	defer sv.close()
 
+	// No plugin reaches the deployment's other servers, from its start on
+	// (and none reaches this one: see below).
+	defer plugin.ProtectDeployment(cfg.Deployment.Addresses)()
+
 	// The listener comes first: an address in use fails now, before any
 	// plugin loads.
 	var ln net.Listener
@@ -221,7 +225,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	log.Info("plugins listed; serving", "count", len(bgs), "elapsed", time.Since(start).Round(time.Millisecond))
 	go whenLoaded(ctx, bgs, start, prog, log)
 
-	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [2]any{cfg.Metrics, cfg.Tracing}, engine: engine, srv: srv, log: log, metrics: sv.metrics}
+	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [3]any{cfg.Metrics, cfg.Tracing, cfg.Deployment}, engine: engine, srv: srv, log: log, metrics: sv.metrics}
 	for _, b := range bgs {
 		r.current = append(r.current, running{spec: b.spec, digest: moduleDigest(b.spec), bg: b})
 	}
@@ -339,7 +343,9 @@ func startHTTP(ln net.Listener, hc config.HTTP, sv *service, log *slog.Logger) *
 		errc: make(chan error, 1),
 		url:  sv.scheme() + "://" + ln.Addr().String() + server.Path,
 		hs: &http.Server{
-			Handler:   g,
+			// A request a plugin made (of this server's, or of another
+			// Hangar's) is refused before anything else.
+			Handler:   plugin.RefuseMarked(g),
 			TLSConfig: sv.tls,
 			// The body's read timeout is the handler's (server.HTTPOptions): the
 			// server's ReadTimeout would also cut off the detection of clients

@@ -151,7 +151,7 @@ func (sv *service) startOps() error {
 	mux.Handle(server.MetricsPath, sv.metrics.Handler())
 	mux.Handle(server.HealthPath, server.HealthHandler())
 	mux.Handle(server.ReadyPath, server.ReadyHandler(sv.readiness, true))
-	sv.ops = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
+	sv.ops = &http.Server{Handler: plugin.RefuseMarked(mux), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
 		ErrorLog: slog.NewLogLogger(sv.log.Handler(), slog.LevelWarn)}
 	go func() {
 		defer unprotect()

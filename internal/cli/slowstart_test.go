@@ -14,13 +14,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // TestSlowStartServesOthers: a plugin whose start sleeps 40 s holds
 // neither the health probes, which answer from the listener's opening,
 // nor the other plugins, which serve once the sleeper has run for the
-// start's wait.
+// start's wait. A request carrying the plugin marker is refused.
 func TestSlowStartServesOthers(t *testing.T) {
 	isolate(t)
 	defer func(d time.Duration) { startListWait = d }(startListWait)
@@ -83,6 +84,14 @@ func TestSlowStartServesOthers(t *testing.T) {
 		t.Errorf("/readyz during the start: %d %s, want 503 naming sleepy as listing", code, body)
 	}
 	probed := time.Since(start)
+	// A request a plugin made is refused on every path, the probes too.
+	req, _ := http.NewRequest("GET", "http://"+addr+"/healthz", nil)
+	req.Header.Set(plugin.MarkerHeader, "1")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("/healthz with the plugin marker: %v %v, want 403", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	if probed > 10*time.Second {
 		t.Errorf("the probes answered %v after the start", probed)
 	}

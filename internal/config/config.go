@@ -45,10 +45,11 @@ const (
 // Config is a validated, fully defaulted Hangar configuration. Treat it as
 // read-only once returned.
 type Config struct {
-	HTTP    HTTP
-	Metrics Metrics
-	Tracing *Tracing // nil: tracing is off
-	Plugins []Plugin // in file order; nil when the file lists none
+	HTTP       HTTP
+	Metrics    Metrics
+	Tracing    *Tracing   // nil: tracing is off
+	Deployment Deployment // the zero value: a server alone
+	Plugins    []Plugin   // in file order; nil when the file lists none
 }
 
 // HTTP holds the settings for serving Streamable HTTP. After Load or

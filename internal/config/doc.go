@@ -52,8 +52,8 @@
 //
 // # Top level
 //
-// The top level is a mapping with four optional keys, http, metrics,
-// tracing and plugins. An empty file, or one holding only comments, is
+// The top level is a mapping with five optional keys, http, metrics,
+// tracing, deployment and plugins. An empty file, or one holding only comments, is
 // valid: it configures a server with no plugins. So is a file whose plugins
 // list is empty or missing.
 //
@@ -169,6 +169,23 @@
 //     sampled, 0 to 1. Default 1. A request's traceparent decides for its
 //     own trace.
 //   - service_name: the service.name of the spans. Default "hangar".
+//
+// # deployment
+//
+// The deployment this server is a part of, when it is one of several
+// replicas behind a load balancer. Default: a server alone.
+//
+//   - addresses: every address where the deployment serves MCP, metrics or
+//     probes: the other replicas, the load balancer, the operations
+//     listeners. No plugin's HTTP request reaches one of them, whatever its
+//     grants; the server's own listeners are refused without being listed.
+//     Each is host:port or host:first-last (a range of ports, both
+//     included), where host is an IP address (IPv6 in brackets, no zone), a
+//     host name, resolved when a plugin connects, or "*", every address. A
+//     loopback address stands for every loopback address, and an
+//     unspecified one (0.0.0.0, [::]) for every address of this machine,
+//     as for the server's own listeners. Port 0 and duplicates are errors.
+//     Takes effect at the next start, not at a reload.
 //
 // # plugins
 //
