@@ -13,7 +13,7 @@ const (
 	DefaultHTTPAddr           = "127.0.0.1:8080" // for HTTP requested without an address
 	DefaultMemory       int64 = 256 << 20        // 256MiB = 4096 pages
 	DefaultCallTimeout        = 30 * time.Second
-	DefaultHostTimeout        = 10 * time.Minute
+	DefaultHostTimeout        = 2 * time.Minute
 	DefaultMaxInstances       = 0        // automatic: 1, or one per core for a stateless plugin
 	DefaultMaxOutput    int64 = 16 << 20 // 16MiB
 )

@@ -25,7 +25,7 @@
 //	    limits:
 //	      memory: 64MiB
 //	      call_timeout: 30s
-//	      host_timeout: 10m
+//	      host_timeout: 5m
 //	      max_instances: 8
 //	      max_output: 16MiB
 //	    grants:
@@ -285,7 +285,9 @@
 //     Greater than zero. Default 30s ([DefaultCallTimeout]).
 //   - host_timeout: the longest the plugin waits for the MCP client when it
 //     asks for sampling, elicitation or roots. A duration, greater than
-//     zero. Default 10m ([DefaultHostTimeout]).
+//     zero. Default 2m ([DefaultHostTimeout]). While another call waits for
+//     an instance of the plugin, a call waiting for its client keeps its
+//     instance for at most half of call_timeout more.
 //   - max_instances: the most instances of the plugin running at once, 0 to
 //     1024. Default 0, meaning Hangar chooses: one, so that state the
 //     plugin keeps in memory is the same for every call, or one per core

@@ -95,6 +95,9 @@ type instance struct {
 
 	// clock is the instance's WASI sleep, which ends with the running call.
 	clock *callClock
+	// hold describes the call the instance serves, for the busy errors of
+	// others (hold.go); nil between calls.
+	hold atomic.Pointer[holding]
 }
 
 // instantiate makes a new instance, whose Extism memory may grow to

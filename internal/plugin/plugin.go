@@ -91,6 +91,11 @@ type Call struct {
 	ID string
 	// Meta is the request's _meta, passed through to v1 plugins.
 	Meta map[string]any
+	// Holder names the request for the busy errors of other callers, who
+	// are told who holds the plugin ("request 7 of session 3f2a..."). It
+	// must hold no secret: no token, no whole session ID. Empty means
+	// "request ID".
+	Holder string
 }
 
 // callState is what the host imports of a running call can see.
@@ -184,6 +189,16 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 // spent, whether inst is still usable, and the lists it reported changed.
 func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export string, input []byte, limit time.Duration, refresh bool) (out []byte, spent time.Duration, healthy bool, changed ListSet, err error) {
 	bctx, b := withBudget(ctx, limit)
+	if inst.hold.Load() == nil { // a refresh on a held instance keeps its holder
+		h := newHolding(c, export, b)
+		inst.hold.Store(h)
+		defer inst.hold.Store(nil)
+		if c.Host != nil {
+			held := *c
+			held.Host = heldHost{Host: c.Host, p: p, h: h}
+			c = &held
+		}
+	}
 	s := &callState{plugin: p, call: c, budget: b, ctx: bctx, refresh: refresh}
 	bctx = context.WithValue(bctx, stateKey{}, s)
 	res, err := safeCall(bctx, inst, export, input)
