@@ -255,6 +255,7 @@ func (r *reloader) swap(ctx context.Context) error {
 		}
 	}
 	r.current = next
+	setMemoryLimit(specs, r.log) // memlimit.go
 	r.log.Info("reloaded", "plugins", len(next), "loaded", len(loaded), "kept", len(next)-len(loaded))
 	return nil
 }

@@ -141,6 +141,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(env.Stderr, "hangar serve: no plugins: give --config FILE or PLUGIN.wasm files")
 		return errUsage
 	}
+	setMemoryLimit(cfg.Plugins, log) // memlimit.go
 	addr := f.http
 	if addr == "" && !f.stdio {
 		addr = cfg.HTTP.Addr

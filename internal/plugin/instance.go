@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -107,6 +108,7 @@ func (m *module) instantiate(ctx context.Context, cfg wazero.ModuleConfig, maxPa
 	// first call instead, where host functions can tell which call it is.
 	name := fmt.Sprintf("%s#%d", m.name, m.count.Add(1))
 	clock := &callClock{}
+	ctx = experimental.WithMemoryAllocator(ctx, memoryAllocator) // memory.go
 	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg.WithName(name).WithStartFunctions().WithNanosleep(clock.sleep))
 	if err != nil {
 		return nil, err
@@ -121,7 +123,12 @@ func (m *module) instantiate(ctx context.Context, cfg wazero.ModuleConfig, maxPa
 	}, nil
 }
 
-func (inst *instance) close(ctx context.Context) error { return inst.mod.Close(ctx) }
+// close closes the instance and gives its memories back to the system.
+func (inst *instance) close(ctx context.Context) error {
+	err := inst.mod.Close(ctx)
+	inst.kernel.release()
+	return err
+}
 
 // callCtx is the context a call runs in: host functions find their
 // instance in it.

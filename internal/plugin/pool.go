@@ -102,13 +102,19 @@ func (p *pool) shrink(now time.Time) {
 // operating system.
 const releaseInterval = 10 * time.Second
 
-var lastRelease atomic.Int64 // UnixNano of the last releaseMemory
+var (
+	lastRelease    atomic.Int64 // UnixNano of the last releaseMemory
+	releasePending atomic.Bool  // a release is scheduled (scheduleRelease)
+)
 
 // releaseMemory hands the memory of closed instances back to the operating
 // system now rather than over the minutes the Go scavenger would take: an
-// instance's linear memory is tens of megabytes, and a server that shrank
-// after a burst of load should look it. It runs a garbage collection, so it
-// is rate-limited across all pools, and only reapers call it, never a call.
+// instance leaves garbage in the Go heap (wazero's call stack, up to 126
+// MB for a guest that recursed; its memories are unmapped at once, see
+// memory.go), and a server that shrank after a burst of load should look
+// it. It runs a garbage collection, so it is rate-limited across all
+// pools, and only reapers call it, never a call: a call that discards its
+// instance schedules one (scheduleRelease).
 func releaseMemory() {
 	now := time.Now().UnixNano()
 	last := lastRelease.Load()
@@ -116,6 +122,19 @@ func releaseMemory() {
 		return
 	}
 	debug.FreeOSMemory()
+}
+
+// scheduleRelease runs releaseMemory in the background, as soon as the
+// rate limit allows; releases asked for meanwhile are one.
+func scheduleRelease() {
+	if !releasePending.CompareAndSwap(false, true) {
+		return
+	}
+	wait := time.Duration(lastRelease.Load() + int64(releaseInterval) - time.Now().UnixNano())
+	time.AfterFunc(max(wait, 0), func() {
+		releasePending.Store(false)
+		releaseMemory()
+	})
 }
 
 // get borrows an instance, creating one when none is idle. While max
@@ -213,6 +232,9 @@ func (p *pool) put(inst *instance, healthy bool) {
 	p.mu.Unlock()
 	if !keep {
 		inst.close(context.Background())
+		if !healthy {
+			scheduleRelease() // a crash or a timeout may leave much garbage
+		}
 	}
 	p.release()
 }
