@@ -52,16 +52,19 @@ named on the command line (with default limits and no grants), and serves
 them as one MCP server.
 
 Serving starts before the plugins are compiled. The HTTP listener opens
-first, so an address in use fails at once. Each plugin's lists (tools,
-resources, prompts) come from the catalog cache beside the compiled code
-(keyed by the module's SHA-256 and the plugin's configuration), else from
-running the plugin in wazero's interpreter (only plugins granted no
-network and no writable directory), else from compiling it. The plugins
-then compile in the background: calls wait for their plugin, for at most
-its call timeout, and clients are told if a plugin's own lists differ from
-those offered. The log says "ready" once every plugin is compiled. On a
-terminal, downloads and compilations show progress bars; otherwise they
-log progress lines (see docs/startup.md).
+first, so an address in use fails at once, and answers /healthz and
+/readyz from then on; MCP requests wait for the plugins' lists. Each
+plugin's lists (tools, resources, prompts) come from the catalog cache
+beside the compiled code (keyed by the module's SHA-256 and the plugin's
+configuration), else from running the plugin in wazero's interpreter
+(only plugins granted no network and no writable directory), else from
+compiling it. The plugins then compile in the background: calls wait for
+their plugin, for at most its call timeout, and clients are told if a
+plugin's own lists differ from those offered. A plugin whose code takes
+more than 10 s to list it is served without lists until it has them, so
+that it holds up no other. The log says "ready" once every plugin is
+compiled. On a terminal, downloads and compilations show progress bars;
+otherwise they log progress lines (see docs/startup.md).
 
 The transport is stdio unless --http is given or the configuration sets
 http.addr; then it is Streamable HTTP at http://ADDR/mcp (and, if the
