@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -140,8 +141,11 @@ func hostMemory(a *A) {
 	a.Sleep(15 * time.Second)
 	rssAfter := p.rss()
 	heapAfter := a.metric(p, "go_memstats_heap_inuse_bytes")
+	// The instances still idle keep their memory (up to 4 of them, those
+	// whose last call held 200 MiB and returned): that much is legitimate.
+	idle := a.metric(p, "hangar_plugin_guest_memory_bytes")
 	a.Figure("calls", "%d crashed at a limit (memory, stack), %d held 200 MiB, in %v", crashes, held, took)
-	a.Figure("RSS", "%.0f MiB before, %.0f MiB at the peak, %.0f MiB 15 s after (past 2 GiB, killed by the suite's guard, before the fix)", rssBefore, peak, rssAfter)
+	a.Figure("RSS", "%.0f MiB before, %.0f MiB at the peak, %.0f MiB 15 s after, of which the idle instances' memories hold up to %s (past 2 GiB, killed by the suite's guard, before the fix)", rssBefore, peak, rssAfter, mib(idle))
 	a.Figure("Go heap in use", "%s right after, %s 15 s after", mib(heapBusy), mib(heapAfter))
 	// The bound docs/production.md gives: the server's own memory plus,
 	// per instance, its two memories (256 MiB each) and 160 MiB in the Go
@@ -149,17 +153,37 @@ func hostMemory(a *A) {
 	bound := rssBefore + 4*(256+160)
 	a.Check(crashes > 0 && held > 0, "%d crashes, %d calls held memory: the attack did not run", crashes, held)
 	a.Check(peak < bound, "RSS peaked at %.0f MiB, past %.0f MiB", peak, bound)
-	a.Check(rssAfter < rssBefore+100, "RSS stayed at %.0f MiB (%.0f MiB before)", rssAfter, rssBefore)
-	a.Result("RSS stayed within 4 instances' memory limits (peak %.0f MiB) and returned to %.0f MiB", peak, rssAfter)
+	a.Check(rssAfter < rssBefore+idle/(1<<20)+64, "RSS stayed at %.0f MiB (%.0f MiB before, %s in idle instances)", rssAfter, rssBefore, mib(idle))
+	a.Result("RSS stayed within 4 instances' memory limits (peak %.0f MiB) and returned to %.0f MiB, with %s in idle instances", peak, rssAfter, mib(idle))
 }
 
-// sleeper is the sleeper test plugin, built once for the run.
+var sleeperOnce struct {
+	sync.Once
+	path string
+	err  error
+}
+
+// sleeper is the sleeper test plugin, built and compiled into the shared
+// cache once for the run, so that the attacks' timings are the calls'.
 func (a *A) sleeper() string {
-	p, err := testutil.Build("./internal/testplugins/sleeper")
-	if err != nil {
-		a.Fatalf("building the sleeper plugin: %v", err)
+	sleeperOnce.Do(func() {
+		p, err := testutil.Build("./internal/testplugins/sleeper")
+		if err != nil {
+			sleeperOnce.err = fmt.Errorf("building the sleeper plugin: %w", err)
+			return
+		}
+		warm := exec.Command(a.env.hangar, "warm", "--cache-dir", a.env.compiled, p)
+		warm.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(a.env.dir, "xdg"))
+		if out, err := warm.CombinedOutput(); err != nil {
+			sleeperOnce.err = fmt.Errorf("compiling the sleeper plugin: %v\n%s", err, out)
+			return
+		}
+		sleeperOnce.path = p
+	})
+	if sleeperOnce.err != nil {
+		a.Fatalf("%v", sleeperOnce.err)
 	}
-	return p
+	return sleeperOnce.path
 }
 
 // freePort returns a port on 127.0.0.1 that nothing listens on now.
