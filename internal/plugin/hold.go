@@ -46,9 +46,11 @@ type holding struct {
 	waitUntil time.Time // while the call waits for its client: how long it may
 }
 
-func newHolding(c *Call, export string, b *budget) *holding {
+func newHolding(c *Call, export string, b *budget, refresh bool) *holding {
 	who := c.Holder
 	switch {
+	case refresh:
+		who = "Hangar, reading the lists the plugin said changed"
 	case who != "":
 	case c.ID != "":
 		who = "request " + c.ID

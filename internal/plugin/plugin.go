@@ -190,7 +190,7 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export string, input []byte, limit time.Duration, refresh bool) (out []byte, spent time.Duration, healthy bool, changed ListSet, err error) {
 	bctx, b := withBudget(ctx, limit)
 	if inst.hold.Load() == nil { // a refresh on a held instance keeps its holder
-		h := newHolding(c, export, b)
+		h := newHolding(c, export, b, refresh)
 		inst.hold.Store(h)
 		defer inst.hold.Store(nil)
 		if c.Host != nil {
