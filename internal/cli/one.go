@@ -69,6 +69,7 @@ func (f *oneFlags) spec(file string) (config.Plugin, error) {
 		if err != nil {
 			return spec, err
 		}
+		plugin.ProtectDeployment(cfg.Deployment.Addresses) // for the command's life
 		if spec, err = pick(cfg.Plugins, f.plugin, f.config); err != nil {
 			return spec, err
 		}

@@ -91,6 +91,11 @@ type Call struct {
 	ID string
 	// Meta is the request's _meta, passed through to v1 plugins.
 	Meta map[string]any
+	// Holder names the request for the busy errors of other callers, who
+	// are told who holds the plugin ("request 7 of session 3f2a..."). It
+	// must hold no secret: no token, no whole session ID. Empty means
+	// "request ID".
+	Holder string
 }
 
 // callState is what the host imports of a running call can see.
@@ -98,7 +103,12 @@ type callState struct {
 	plugin *Plugin
 	call   *Call
 	budget *budget
-	ctx    context.Context // the caller's context, without the budget
+	// ctx is the call's context: the caller's, ended also when the budget
+	// runs out. The budget's clock stops while an import waits for the
+	// client, so it never ends such a wait; it ends a notification that
+	// blocks (a client that reads nothing), like every other blocking path
+	// of the call (clock.go).
+	ctx context.Context
 	// changed holds the lists the plugin reported changed during the call.
 	changed ListSet
 	// refresh marks a call that re-reads the lists after a change: its
@@ -179,7 +189,17 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 // spent, whether inst is still usable, and the lists it reported changed.
 func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export string, input []byte, limit time.Duration, refresh bool) (out []byte, spent time.Duration, healthy bool, changed ListSet, err error) {
 	bctx, b := withBudget(ctx, limit)
-	s := &callState{plugin: p, call: c, budget: b, ctx: ctx, refresh: refresh}
+	if inst.hold.Load() == nil { // a refresh on a held instance keeps its holder
+		h := newHolding(c, export, b, refresh)
+		inst.hold.Store(h)
+		defer inst.hold.Store(nil)
+		if c.Host != nil {
+			held := *c
+			held.Host = heldHost{Host: c.Host, p: p, h: h}
+			c = &held
+		}
+	}
+	s := &callState{plugin: p, call: c, budget: b, ctx: bctx, refresh: refresh}
 	bctx = context.WithValue(bctx, stateKey{}, s)
 	res, err := safeCall(bctx, inst, export, input)
 	expired, spent := b.stop()
