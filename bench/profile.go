@@ -10,11 +10,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// runProfile runs Hangar (the code of cmd/hangar, inside this binary) with
-// CPU and allocation profiling, drives it like a throughput cell, and
-// writes cpu.pprof, allocs.pprof and text summaries to the profile
-// directory, among them cpu-split.txt, the CPU time of a call divided
-// among the parts it goes through (splitProfile).
+// runProfile runs Hangar (the code of cmd/hangar, inside this binary),
+// drives it like a throughput cell, profiles its measured window (CPU and
+// allocations; the warm-up and the start are left out), and writes
+// cpu.pprof, allocs.pprof and text summaries to the profile directory,
+// among them cpu-split.txt, the CPU time of a call divided among the parts
+// it goes through (splitProfile).
 func runProfile(ctx context.Context, e *env) error {
 	o := e.o
 	dir, err := filepath.Abs(o.profileDir)
@@ -61,7 +62,9 @@ func runProfile(ctx context.Context, e *env) error {
 			p.stop()
 			return err
 		}
-		r = drive(ctx, p.pid(), ss, c, echoSpec("echo"), o.warmup, o.duration)
+		spec := echoSpec("echo")
+		spec.window = signalWindow(p.pid())
+		r = drive(ctx, p.pid(), ss, c, spec, o.warmup, o.duration)
 		closeSessions(ss)
 		p.stop()
 	case "stdio":
@@ -72,7 +75,9 @@ func runProfile(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
-		r = drive(ctx, s.pid(), []*mcp.ClientSession{s.session}, c, echoSpec("echo"), o.warmup, o.duration)
+		spec := echoSpec("echo")
+		spec.window = signalWindow(s.pid())
+		r = drive(ctx, s.pid(), []*mcp.ClientSession{s.session}, c, spec, o.warmup, o.duration)
 		s.stop()
 	default:
 		return fmt.Errorf("-profile-transport: want http or stdio, not %q", o.profileTransport)
@@ -85,8 +90,8 @@ func runProfile(ctx context.Context, e *env) error {
 	}{
 		{cpu, "cpu-top.txt", []string{"-top", "-nodecount=60"}},
 		{cpu, "cpu-cum.txt", []string{"-top", "-cum", "-nodecount=80"}},
-		{mem, "allocs-space.txt", []string{"-top", "-sample_index=alloc_space", "-nodecount=50"}},
-		{mem, "allocs-objects.txt", []string{"-top", "-sample_index=alloc_objects", "-nodecount=50"}},
+		{mem, "allocs-space.txt", []string{"-top", "-sample_index=alloc_space", "-nodecount=50", "-base", mem + ".base"}},
+		{mem, "allocs-objects.txt", []string{"-top", "-sample_index=alloc_objects", "-nodecount=50", "-base", mem + ".base"}},
 	} {
 		cmd := exec.CommandContext(ctx, e.gobin, append(append([]string{"tool", "pprof"}, s.args...), s.file)...)
 		out, err := cmd.CombinedOutput()
