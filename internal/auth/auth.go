@@ -115,7 +115,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Client fetches the JWKS; nil means a client with a 10s timeout.
 	Client *http.Client
-	// Now is the clock tokens are checked against; nil means time.Now.
+	// Now is the clock tokens are checked against, and the JWKS's age;
+	// nil means time.Now.
 	Now func() time.Time
 }
 
@@ -124,13 +125,9 @@ type Authenticator struct {
 	log    *slog.Logger
 	static map[[sha256.Size]byte]*sdkauth.TokenInfo // by the token's SHA-256
 	oauth  *jwtVerifier                             // nil without OAuth
-	now    func() time.Time
 
-	// verified holds JWTs already checked, by their SHA-256, until they
-	// expire: a client sends the same token with every request, and
-	// checking its signature costs more than serving many a call.
-	mu       sync.Mutex
-	verified map[[sha256.Size]byte]*sdkauth.TokenInfo
+	mu     sync.Mutex
+	warned map[string]time.Time // when a claim error was last a warning, by claim
 
 	metadata    *oauthex.ProtectedResourceMetadata
 	metadataURL string // absolute, for WWW-Authenticate
@@ -154,7 +151,7 @@ func New(cfg *config.Auth, opts *Options) (*Authenticator, error) {
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 10 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	a := &Authenticator{log: o.Logger, now: o.Now, static: map[[sha256.Size]byte]*sdkauth.TokenInfo{}, verified: map[[sha256.Size]byte]*sdkauth.TokenInfo{}}
+	a := &Authenticator{log: o.Logger, static: map[[sha256.Size]byte]*sdkauth.TokenInfo{}, warned: map[string]time.Time{}}
 	for _, t := range cfg.Tokens {
 		b, err := hex.DecodeString(t.SHA256)
 		if err != nil || len(b) != sha256.Size {
@@ -211,82 +208,121 @@ func (a *Authenticator) Metadata() ([]string, http.Handler) {
 // Middleware refuses requests without a valid bearer token (HTTP 401), and
 // passes the others on with the token's TokenInfo in their context.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
-	require := sdkauth.RequireBearerToken(a.Verify, &sdkauth.RequireBearerTokenOptions{
+	verify := func(ctx context.Context, token string, r *http.Request) (*sdkauth.TokenInfo, error) {
+		ti, err := a.Verify(ctx, token, r)
+		if c, ok := ctx.Value(challengeKey{}).(*challenge); ok {
+			c.err = err
+		}
+		return ti, err
+	}
+	require := sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{
 		ResourceMetadataURL: a.metadataURL,
 		// Static tokens do not expire; the JWT verifier requires exp.
 		AllowMissingExpiration: true,
 		ClockSkew:              leeway,
 	})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		require.ServeHTTP(&challenge{ResponseWriter: w}, r)
+		c := &challenge{ResponseWriter: w}
+		require.ServeHTTP(c, r.WithContext(context.WithValue(r.Context(), challengeKey{}, c)))
 	})
 }
 
 // Verify is the go-sdk TokenVerifier: it checks a bearer token and returns
 // what it may do. Invalid tokens get an error wrapping
-// sdkauth.ErrInvalidToken, which says why.
+// sdkauth.ErrInvalidToken, which says why; a JWT refused for a claim, a
+// *ClaimError.
 func (a *Authenticator) Verify(ctx context.Context, token string, r *http.Request) (*sdkauth.TokenInfo, error) {
 	sum := sha256.Sum256([]byte(token))
 	if ti, ok := a.static[sum]; ok {
 		return ti, nil
 	}
 	if a.oauth != nil && strings.Count(token, ".") == 2 {
-		if ti := a.cached(sum); ti != nil {
-			return ti, nil
-		}
-		ti, err := a.oauth.verify(ctx, token)
+		ti, err := a.oauth.check(ctx, token, sum)
 		if err != nil {
-			a.log.Debug("bearer token refused", "remote", r.RemoteAddr, "error", err)
+			a.refused(r, err)
 			return nil, err
 		}
-		a.remember(sum, ti)
 		return ti, nil
 	}
-	a.log.Debug("bearer token refused", "remote", r.RemoteAddr, "error", "unknown token")
-	return nil, fmt.Errorf("%w: unknown token", sdkauth.ErrInvalidToken)
+	err := fmt.Errorf("%w: unknown token", sdkauth.ErrInvalidToken)
+	a.refused(r, err)
+	return nil, err
 }
 
-// maxVerified bounds the JWTs remembered as verified.
-const maxVerified = 4096
-
-// cached returns the TokenInfo of a JWT verified before that has not
-// expired, or nil.
-func (a *Authenticator) cached(sum [sha256.Size]byte) *sdkauth.TokenInfo {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ti := a.verified[sum]
-	if ti == nil {
-		return nil
+// refused logs a refused token at debug level: anyone can send bad tokens.
+// A JWT whose signature holds but a claim is missing or of the wrong type
+// says that the authorization server writes tokens Hangar cannot use: that
+// is a warning, once a minute for each claim.
+func (a *Authenticator) refused(r *http.Request, err error) {
+	ce, ok := errors.AsType[*ClaimError](err)
+	if !ok {
+		a.log.Debug("bearer token refused", "remote", r.RemoteAddr, "error", err)
+		return
 	}
-	if !a.now().Before(ti.Expiration.Add(leeway)) {
-		delete(a.verified, sum)
-		return nil
+	level := slog.LevelDebug
+	if ce.malformed {
+		a.mu.Lock()
+		if now := time.Now(); now.Sub(a.warned[ce.Claim]) >= time.Minute {
+			a.warned[ce.Claim] = now
+			level = slog.LevelWarn
+		}
+		a.mu.Unlock()
 	}
-	return ti
+	a.log.Log(r.Context(), level, "bearer token refused for a claim", "remote", r.RemoteAddr, "claim", ce.Claim, "problem", ce.Problem)
 }
 
-// remember records a verified JWT. When the record is full it starts
-// afresh, which costs each client one more verification.
-func (a *Authenticator) remember(sum [sha256.Size]byte, ti *sdkauth.TokenInfo) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.verified) >= maxVerified {
-		clear(a.verified)
-	}
-	a.verified[sum] = ti
-}
-
-// challenge adds the WWW-Authenticate header a 401 must carry (RFC 6750)
-// when the SDK's middleware has not set one (no OAuth metadata to name).
+// challenge completes the WWW-Authenticate header a 401 must carry (RFC
+// 6750): it sets one when the SDK's middleware has not (no OAuth metadata
+// to name), and adds the error and its description when a token was
+// refused, so that a client can tell why without reading the body.
 type challenge struct {
 	http.ResponseWriter
+	err error // why the request's token was refused, if it was
 }
 
+// challengeKey is the key of a request's *challenge in its context.
+type challengeKey struct{}
+
 func (c *challenge) WriteHeader(code int) {
-	if code == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
-		c.Header().Set("WWW-Authenticate", `Bearer realm="hangar"`)
+	if code == http.StatusUnauthorized {
+		h := c.Header()
+		v := h.Get("WWW-Authenticate")
+		if v == "" {
+			v = `Bearer realm="hangar"`
+		}
+		if c.err != nil && errors.Is(c.err, sdkauth.ErrInvalidToken) {
+			v += `, error="invalid_token", error_description="` + description(c.err) + `"`
+		}
+		h.Set("WWW-Authenticate", v)
 	}
 	c.ResponseWriter.WriteHeader(code)
+}
+
+// maxDescription bounds the error_description of a challenge.
+const maxDescription = 300
+
+// description is the error_description of a challenge for err: its message
+// without the "invalid token: " that error="invalid_token" says already,
+// in the characters RFC 6750 allows (printable ASCII except double quotes,
+// which become apostrophes, and backslashes, which become question marks,
+// as do the others), cut to maxDescription bytes.
+func description(err error) string {
+	msg := strings.TrimPrefix(err.Error(), sdkauth.ErrInvalidToken.Error()+": ")
+	b := make([]byte, 0, len(msg))
+	for _, r := range msg {
+		switch {
+		case r == '"':
+			b = append(b, '\'')
+		case r == '\\' || r < 0x20 || r > 0x7e:
+			b = append(b, '?')
+		default:
+			b = append(b, byte(r))
+		}
+	}
+	if len(b) > maxDescription {
+		b = append(b[:maxDescription-3], "..."...)
+	}
+	return string(b)
 }
 
 func (c *challenge) Unwrap() http.ResponseWriter { return c.ResponseWriter }

@@ -88,8 +88,12 @@ func TestStaticTokens(t *testing.T) {
 		if code != tc.code || body != tc.want {
 			t.Errorf("token %q: %d %q, want %d %q", tc.token, code, body, tc.code, tc.want)
 		}
-		if code == 401 && h.Get("WWW-Authenticate") != `Bearer realm="hangar"` {
-			t.Errorf("401 without a challenge: %q", h.Get("WWW-Authenticate"))
+		want := `Bearer realm="hangar"`
+		if tc.token != "" {
+			want += `, error="invalid_token", error_description="unknown token"`
+		}
+		if code == 401 && h.Get("WWW-Authenticate") != want {
+			t.Errorf("token %q: challenge %q, want %q", tc.token, h.Get("WWW-Authenticate"), want)
 		}
 	}
 	// Without OAuth there is no metadata.
@@ -139,10 +143,10 @@ func TestOAuth(t *testing.T) {
 		{"all plugins", is.Mint(t, authtest.Claims{Audience: resource, Scope: "plugin:*", Subject: "admin"}), 200, "oauth:" + is.URL + "#admin *"},
 		{"no plugin scope", is.Mint(t, authtest.Claims{Audience: resource}), 200, "oauth:" + is.URL + "#user base"},
 		{"missing", "", 401, "no bearer token"},
-		{"expired", is.Mint(t, authtest.Claims{Audience: resource, Expiry: -time.Hour}), 401, "invalid token: expired at"},
-		{"no expiry", is.Mint(t, authtest.Claims{Audience: resource, NoExpiry: true}), 401, "invalid token: the token has no expiry (exp)"},
-		{"wrong audience", is.Mint(t, authtest.Claims{Audience: "https://other.example.com/mcp"}), 401, `invalid token: wrong audience ["https://other.example.com/mcp"]; want "` + resource + `"`},
-		{"wrong issuer", is.Mint(t, authtest.Claims{Audience: resource, Issuer: "https://evil.example.com"}), 401, `invalid token: wrong issuer "https://evil.example.com"`},
+		{"expired", is.Mint(t, authtest.Claims{Audience: resource, Expiry: -time.Hour}), 401, `invalid token: claim "exp": expired at`},
+		{"no expiry", is.Mint(t, authtest.Claims{Audience: resource, NoExpiry: true}), 401, `invalid token: claim "exp": missing; a token must expire`},
+		{"wrong audience", is.Mint(t, authtest.Claims{Audience: "https://other.example.com/mcp"}), 401, `invalid token: claim "aud": wrong audience ["https://other.example.com/mcp"]; want "` + resource + `"`},
+		{"wrong issuer", is.Mint(t, authtest.Claims{Audience: resource, Issuer: "https://evil.example.com"}), 401, `invalid token: claim "iss": wrong issuer "https://evil.example.com"; want "` + is.URL + `"`},
 		{"bad signature", is.Mint(t, authtest.Claims{Audience: resource, OtherKey: true}), 401, "invalid token: bad signature: no key of the JWKS verifies it"},
 		{"garbage", "a.b.c", 401, "invalid token: malformed JWT"},
 		{"alg none", "eyJhbGciOiJub25lIn0.eyJpc3MiOiJ4In0.", 401, "invalid token: malformed JWT or unsupported algorithm"},
@@ -152,7 +156,11 @@ func TestOAuth(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d %q", tc.name, code, body, tc.code, tc.want)
 		}
 		if code == 401 {
+			// The reason, in RFC 6750's characters.
 			want := `Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"`
+			if tc.token != "" {
+				want += `, error="invalid_token", error_description="` + strings.ReplaceAll(strings.TrimPrefix(body, "invalid token: "), `"`, "'") + `"`
+			}
 			if got := h.Get("WWW-Authenticate"); got != want {
 				t.Errorf("%s: WWW-Authenticate %q, want %q", tc.name, got, want)
 			}

@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -17,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
@@ -337,4 +340,64 @@ func BenchmarkCall(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkRawCall measures what the MCP layer adds to a plugin call over
+// stdio, without a client library: "plugin" is the plugin call alone,
+// "stdio" a tools/call line written to a session and its answer read back
+// (go test -run '^$' -bench RawCall -benchmem ./internal/server). The
+// difference in allocations is the MCP layer's, fast path and dispatch.
+func BenchmarkRawCall(b *testing.B) {
+	p := loadPlugin(b, "conformance", testutil.BuildPlugin(b, "./examples/conformance"), config.Limits{})
+	b.Run("plugin", func(b *testing.B) {
+		args := json.RawMessage(`{}`)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.CallTool(context.Background(), &plugin.Call{ID: "2"}, "test_simple_text", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("stdio", func(b *testing.B) {
+		s, err := server.New(context.Background(), []server.Mount{{Plugin: p}}, &server.Options{Logger: quietLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sc, cc := net.Pipe()
+		ss, err := s.ConnectIO(context.Background(), sc, sc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cc.Close(); ss.Close() })
+		r := bufio.NewReader(cc)
+		roundTrip := func(line string) []byte {
+			if _, err := io.WriteString(cc, line+"\n"); err != nil {
+				b.Fatal(err)
+			}
+			if strings.Contains(line, `"id"`) {
+				answer, err := r.ReadSlice('\n')
+				if err != nil {
+					b.Fatal(err)
+				}
+				return answer
+			}
+			return nil
+		}
+		roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)
+		roundTrip(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		const call = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`
+		if answer := roundTrip(call); !strings.Contains(string(answer), `"result"`) {
+			b.Fatalf("answer: %s", answer)
+		}
+		served := server.FastServed()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			roundTrip(call)
+		}
+		b.StopTimer()
+		if server.FastServed() == served {
+			b.Fatal("the fast path served no call")
+		}
+	})
 }

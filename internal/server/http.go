@@ -86,14 +86,10 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		o = *opts
 	}
 	store := mcp.NewMemoryEventStore(nil)
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Logger:     sdkLogger(s.log),
-		EventStore: store,
-		// The fast path keeps the sessions' idle timeout (o.SessionTimeout),
-		// since it serves requests the go-sdk does not see.
-		// guard below checks Host on every address, not only on loopback.
-		DisableLocalhostProtection: true,
-	})
+	// guard below checks Host on every address, not only on loopback; the
+	// fast path keeps the sessions' idle timeout (o.SessionTimeout), since
+	// it serves requests the go-sdk does not see.
+	h := s.fast.HTTP(s.sdk.StreamableHTTP(store), store, o.SessionTimeout)
 	mux := http.NewServeMux()
 	authn := func(h http.Handler) http.Handler { return h }
 	if o.Auth != nil {
@@ -108,10 +104,10 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 			o.LegacySSE = false
 		}
 	}
-	mux.Handle(Path, guard(authn(s.bounded(s.fastHTTP(h, store, o.SessionTimeout), o)), o))
+	mux.Handle(Path, guard(authn(s.bounded(h, o)), o))
 	if o.LegacySSE {
 		// guard checks Host on every address, as for Path.
-		mux.Handle(SSEPath, guard(s.countSSE(s.sseHandler()), o))
+		mux.Handle(SSEPath, guard(s.countSSE(s.sdk.SSEHandler()), o))
 	}
 	mux.Handle(HealthPath, HealthHandler())
 	mux.Handle(ReadyPath, ReadyHandler(o.Readiness, o.Auth == nil))

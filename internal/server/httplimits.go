@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
+	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
 const sessionIDHeader = "Mcp-Session-Id"
@@ -22,8 +24,7 @@ const sessionIDHeader = "Mcp-Session-Id"
 func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 	var live atomic.Int64 // sessions open or being opened
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Header.Del(requestHeader)
-		r.Header.Del(idHeader)
+		sessions.ClearInternalHeaders(r.Header)
 		var wd *writeDeadline
 		if o.WriteTimeout > 0 {
 			wd = &writeDeadline{ResponseWriter: w, rc: http.NewResponseController(w), d: o.WriteTimeout}
@@ -45,22 +46,22 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 			// End the session's calls first, and let their requests carry
 			// the JSON-RPC errors that answer them: once the SDK closes the
 			// session, it writes nothing more.
-			if s.endSession(id, errSessionClosed) {
-				s.calls.waitRequests(id, cancelGrace)
+			if s.sdk.EndSession(id, sessions.ErrSessionClosed) {
+				s.sdk.WaitHTTP(id, core.CancelGrace)
 			}
 			next.ServeHTTP(w, r)
 		case r.Method != http.MethodPost:
 			next.ServeHTTP(w, r)
 		case id == "":
-			if s.calls.stopping() {
-				writeRPCError(w, http.StatusServiceUnavailable, errStopping)
+			if s.core.Stopping() {
+				writeRPCError(w, http.StatusServiceUnavailable, core.ErrStopping)
 				return
 			}
 			if n := live.Add(1); o.MaxSessions > 0 && n > int64(o.MaxSessions) {
 				live.Add(-1)
 				w.Header().Set("Retry-After", "10")
 				writeRPCError(w, http.StatusServiceUnavailable, &jsonrpc.Error{
-					Code:    codeServerStopping,
+					Code:    core.CodeServerStopping,
 					Message: fmt.Sprintf("too many sessions: the server holds at most %d; try again later", o.MaxSessions),
 				})
 				return
@@ -68,13 +69,13 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 			next.ServeHTTP(w, r)
 			s.watchSession(w.Header().Get(sessionIDHeader), func() { live.Add(-1) })
 		default:
-			hr, done := s.calls.trackRequest(r, id)
+			hr, done := s.sdk.TrackHTTP(r, id)
 			defer done()
 			if wd != nil {
-				wd.failed = hr.lost
+				wd.lost = hr.Scope
 			}
 			next.ServeHTTP(w, r)
-			if hr.running.Load() > 0 {
+			if hr.Scope.Running() > 0 {
 				// The SDK let the request go (its session ended) while one of
 				// its calls still runs: no answer can reach this stream, so
 				// end it as a broken one rather than a complete, empty one.
@@ -87,18 +88,14 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 // watchSession calls done when the session with the given ID ends, or at
 // once if there is none.
 func (s *Server) watchSession(id string, done func()) {
-	if id != "" {
-		for ss := range s.mcp.Sessions() {
-			if ss.ID() == id {
-				closed := s.metrics.SessionOpened(metrics.TransportStreamableHTTP)
-				go func() {
-					ss.Wait()
-					closed()
-					done()
-				}()
-				return
-			}
-		}
+	if ss := s.sdk.Session(id); ss != nil {
+		closed := s.metrics.SessionOpened(metrics.TransportStreamableHTTP)
+		go func() {
+			ss.Wait()
+			closed()
+			done()
+		}()
+		return
 	}
 	done()
 }
@@ -115,9 +112,9 @@ func writeRPCError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 // reading loses its connection instead of holding the writer forever.
 type writeDeadline struct {
 	http.ResponseWriter
-	rc     *http.ResponseController
-	d      time.Duration
-	failed func() // called when a write fails: the client is gone
+	rc   *http.ResponseController
+	d    time.Duration
+	lost *core.Scope // ended when a write fails: the client is gone
 }
 
 func (w *writeDeadline) extend() { w.rc.SetWriteDeadline(time.Now().Add(w.d)) }
@@ -130,8 +127,8 @@ func (w *writeDeadline) WriteHeader(code int) {
 func (w *writeDeadline) Write(p []byte) (int, error) {
 	w.extend()
 	n, err := w.ResponseWriter.Write(p)
-	if err != nil && w.failed != nil {
-		w.failed()
+	if err != nil && w.lost != nil {
+		w.lost.End(nil)
 	}
 	return n, err
 }

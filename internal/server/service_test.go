@@ -124,7 +124,11 @@ func TestAuthorizedSessions(t *testing.T) {
 		}
 		resp.Body.Close()
 		want := `Bearer resource_metadata="http://` + srv.Listener.Addr().String() + `/.well-known/oauth-protected-resource/mcp"`
-		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != want {
+		if tok != "" {
+			// A refused token's challenge says why (RFC 6750).
+			want += `, error="invalid_token", error_description="`
+		}
+		if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(got, want) || tok == "" && got != want {
 			t.Errorf("%s token: %d %q", name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
 		if _, err := httpConnect(t, srv.URL, tok, nil); err == nil {

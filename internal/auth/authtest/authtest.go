@@ -1,5 +1,8 @@
-// Package authtest is an OAuth authorization server for tests: a signing
-// key, its JWKS served on 127.0.0.1, and tokens minted with it.
+// Package authtest is an OAuth authorization server for tests: signing
+// keys, their JWKS served on 127.0.0.1, and tokens minted with them.
+//
+// New and Mint are for Go tests; Start and Sign do the same outside a test
+// (the attack suite).
 package authtest
 
 import (
@@ -7,31 +10,49 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // Issuer signs tokens and serves its JWKS.
 type Issuer struct {
 	URL     string // the issuer, also where the JWKS is: URL + "/jwks"
 	JWKSURL string
-	key     *ecdsa.PrivateKey
-	kid     string
 	Fetches atomic.Int64 // how many times the JWKS was fetched
+
+	srv *httptest.Server
+
+	mu   sync.Mutex
+	keys []key // the JWKS; the last one signs
+	n    int   // keys made, for their kids
+}
+
+type key struct {
+	priv *ecdsa.PrivateKey
+	kid  string
 }
 
 // New starts an issuer whose JWKS is served on 127.0.0.1 until the test
-// ends.
+// ends. Its first key's kid is "k1".
 func New(t testing.TB) *Issuer {
 	t.Helper()
-	is := &Issuer{key: newKey(t), kid: "k1"}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	is := Start()
+	t.Cleanup(is.Close)
+	return is
+}
+
+// Start starts an issuer whose JWKS is served on 127.0.0.1 until Close.
+func Start() *Issuer {
+	is := &Issuer{}
+	is.Rotate()
+	is.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/jwks" {
 			http.NotFound(w, r)
 			return
@@ -40,32 +61,56 @@ func New(t testing.TB) *Issuer {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(is.JWKS())
 	}))
-	t.Cleanup(srv.Close)
-	is.URL, is.JWKSURL = srv.URL, srv.URL+"/jwks"
+	is.URL, is.JWKSURL = is.srv.URL, is.srv.URL+"/jwks"
 	return is
 }
 
-func newKey(t testing.TB) *ecdsa.PrivateKey {
+// Close stops serving the JWKS.
+func (is *Issuer) Close() { is.srv.Close() }
+
+func newKey() *ecdsa.PrivateKey {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		panic(err) // crypto/rand does not fail
 	}
 	return k
 }
 
+// Rotate replaces the issuer's keys with a new one, under a new kid ("k2",
+// "k3", ...), which it returns: tokens signed before no longer verify
+// against the JWKS served from now on.
+func (is *Issuer) Rotate() string {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.n++
+	k := key{priv: newKey(), kid: fmt.Sprintf("k%d", is.n)}
+	is.keys = []key{k}
+	return k.kid
+}
+
 // JWKS is the issuer's key set: its public key.
 func (is *Issuer) JWKS() jose.JSONWebKeySet {
-	return jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &is.key.PublicKey, KeyID: is.kid, Algorithm: string(jose.ES256), Use: "sig"}}}
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	var set jose.JSONWebKeySet
+	for _, k := range is.keys {
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: &k.priv.PublicKey, KeyID: k.kid, Algorithm: string(jose.ES256), Use: "sig"})
+	}
+	return set
 }
 
 // Claims are what a minted token says.
 type Claims struct {
-	Issuer   string // default: the issuer's URL
-	Subject  string // default: "user"
-	Audience string
-	Scope    string        // space-separated
-	Expiry   time.Duration // from now; default 1h; negative for an expired token
-	NoExpiry bool
+	Issuer    string // default: the issuer's URL
+	Subject   string // default: "user"
+	NoSubject bool   // no sub claim
+	Audience  string
+	Scope     string        // space-separated
+	Expiry    time.Duration // from now; default 1h; negative for an expired token
+	NoExpiry  bool
+	// Other claims, added last: they replace those above (a nil value
+	// removes the claim), so that a test can give any claim any JSON value.
+	Other map[string]any
 	// OtherKey signs with a key that is not in the JWKS, under the same kid.
 	OtherKey bool
 }
@@ -73,14 +118,25 @@ type Claims struct {
 // Mint returns a signed JWT.
 func (is *Issuer) Mint(t testing.TB, c Claims) string {
 	t.Helper()
-	key := is.key
-	if c.OtherKey {
-		key = newKey(t)
-	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key},
-		(&jose.SignerOptions{}).WithType("at+jwt").WithHeader(jose.HeaderKey("kid"), is.kid))
+	tok, err := is.Sign(c)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return tok
+}
+
+// Sign returns a signed JWT.
+func (is *Issuer) Sign(c Claims) (string, error) {
+	is.mu.Lock()
+	k := is.keys[len(is.keys)-1]
+	is.mu.Unlock()
+	if c.OtherKey {
+		k.priv = newKey()
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: k.priv},
+		(&jose.SignerOptions{}).WithType("at+jwt").WithHeader(jose.HeaderKey("kid"), k.kid))
+	if err != nil {
+		return "", err
 	}
 	if c.Issuer == "" {
 		c.Issuer = is.URL
@@ -92,13 +148,27 @@ func (is *Issuer) Mint(t testing.TB, c Claims) string {
 		c.Expiry = time.Hour
 	}
 	now := time.Now()
-	std := jwt.Claims{Issuer: c.Issuer, Subject: c.Subject, Audience: jwt.Audience{c.Audience}, IssuedAt: jwt.NewNumericDate(now.Add(-time.Minute))}
+	claims := map[string]any{"iss": c.Issuer, "sub": c.Subject, "aud": c.Audience, "iat": now.Add(-time.Minute).Unix(), "scope": c.Scope}
+	if c.NoSubject {
+		delete(claims, "sub")
+	}
 	if !c.NoExpiry {
-		std.Expiry = jwt.NewNumericDate(now.Add(c.Expiry))
+		claims["exp"] = now.Add(c.Expiry).Unix()
 	}
-	tok, err := jwt.Signed(signer).Claims(std).Claims(map[string]any{"scope": c.Scope}).Serialize()
+	for name, v := range c.Other {
+		if v == nil {
+			delete(claims, name)
+		} else {
+			claims[name] = v
+		}
+	}
+	payload, err := json.Marshal(claims)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	return tok
+	jws, err := signer.Sign(payload)
+	if err != nil {
+		return "", err
+	}
+	return jws.CompactSerialize()
 }

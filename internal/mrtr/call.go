@@ -1,0 +1,348 @@
+package mrtr
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Status is the state of a call, with the names of the tasks extension's
+// task statuses.
+type Status string
+
+// The statuses of a call. A call starts Working; it is InputRequired while
+// the plugin waits in a host import for answers; Completed, Failed and
+// Cancelled are final.
+const (
+	Working       Status = "working"
+	InputRequired Status = "input_required"
+	Completed     Status = "completed"
+	Failed        Status = "failed"
+	Cancelled     Status = "cancelled"
+)
+
+// Final reports whether s is a final status: the call will not change
+// any more.
+func (s Status) Final() bool { return s == Completed || s == Failed || s == Cancelled }
+
+// Sink receives the notifications a call sends for the request that
+// currently waits for it: the client request's stream. Its methods are
+// called on the plugin's goroutine, one at a time, with the context of
+// that request; they must not block for long (queue, as the session
+// notifier does). A sink is never called after the request it belongs to
+// has been answered.
+//
+// A 2026 sink sends log messages only if the request's _meta carried
+// io.modelcontextprotocol/logLevel, and only at or above that level: that
+// filter is the edge's, in the sink.
+type Sink interface {
+	Log(ctx context.Context, params *mcp.LoggingMessageParams) error
+	NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error
+}
+
+// attachment is a client request waiting for a call: where the call's
+// notifications go while it waits.
+type attachment struct {
+	ctx   context.Context
+	sink  Sink // nil: the request takes no notifications
+	token any  // the request's progress token; nil if none
+
+	mu     sync.Mutex // held while the sink is called
+	closed bool       // the request was answered: the sink takes nothing more
+}
+
+// send calls fn with the sink, if the request has one. It reports false
+// when the request was already answered: the notification is dropped.
+func (a *attachment) send(fn func(Sink) error) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.closed:
+		return false, nil
+	case a.sink == nil:
+		return true, nil
+	}
+	return true, fn(a.sink)
+}
+
+func (a *attachment) close() {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+}
+
+// Call is a plugin call that may stop to ask its client for input: the
+// object a request waits on, and, later, a task. It runs on its own
+// goroutine with a context of its own, so that it outlives the request
+// that started it; the request that currently waits for it ("owns the
+// wire") gets its notifications and its next event.
+//
+// A Call is safe for concurrent use.
+type Call struct {
+	m         *Manager
+	id        string
+	principal string
+	method    string
+	digest    [32]byte        // of the params; made from params when first needed
+	params    json.RawMessage // nil once digest is made
+	created   time.Time
+	token0    any // the progress token of the request that started the call
+
+	ctx    context.Context // the call's own: ends with the call
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	status   Status
+	changed  chan struct{} // closed and replaced on every change of status
+	caps     *mcp.ClientCapabilities
+	att      *attachment       // nil: no request waits for the call
+	pending  map[string]*input // while InputRequired
+	seq      int               // numbers input request keys
+	use      string            // the single-use id of the state issued for the current round; "" once accepted
+	expiry   time.Time         // of that state
+	timer    *time.Timer       // fires at expiry
+	result   any
+	err      error
+	held     bool // the call counts against the caps (and is in m.calls)
+	finished bool // run returned
+}
+
+// ID returns the call's id, unique within its Manager (and with
+// overwhelming probability across replicas).
+func (c *Call) ID() string { return c.id }
+
+// Principal returns the principal the call was started for ("" for none).
+func (c *Call) Principal() string { return c.principal }
+
+// Method returns the method of the request that started the call.
+func (c *Call) Method() string { return c.method }
+
+// Created returns when the call started.
+func (c *Call) Created() time.Time { return c.created }
+
+// Snapshot is the state of a call at one moment.
+type Snapshot struct {
+	Status Status
+	// InputRequests holds the pending input requests while the status is
+	// InputRequired: key -> {"method": ..., "params": ...}.
+	InputRequests map[string]json.RawMessage
+	// Expiry is when the call will be cancelled unless its input comes;
+	// zero unless the status is InputRequired.
+	Expiry time.Time
+	// Result is what the call returned, once Completed.
+	Result any
+	// Err is why the call failed or was cancelled.
+	Err error
+}
+
+// Snapshot returns the call's current state.
+func (c *Call) Snapshot() Snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.snapshotLocked()
+}
+
+func (c *Call) snapshotLocked() Snapshot {
+	s := Snapshot{Status: c.status, Result: c.result, Err: c.err}
+	if c.status == InputRequired {
+		s.InputRequests = make(map[string]json.RawMessage, len(c.pending))
+		for k, in := range c.pending {
+			s.InputRequests[k] = in.request
+		}
+		s.Expiry = c.expiry
+	}
+	return s
+}
+
+// Wait blocks until the call is not Working (it needs input, or it
+// ended) or ctx ends, and returns its state then. It does not change the
+// call: a request that stops waiting leaves it as it is (Manager.Serve
+// cancels a call whose request goes away while it runs).
+func (c *Call) Wait(ctx context.Context) (Snapshot, error) {
+	for {
+		c.mu.Lock()
+		if c.status != Working {
+			s := c.snapshotLocked()
+			c.mu.Unlock()
+			return s, nil
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return c.Snapshot(), ctx.Err()
+		}
+	}
+}
+
+// Deliver checks responses against the pending input requests and, if
+// each has a valid answer, gives the answers to the plugin, which
+// continues: the call becomes Working. Keys that name no pending request
+// are ignored, as the revision says. An answer of the wrong shape is a
+// *ResponseError and delivers nothing; a pending key without an answer
+// delivers nothing and reports false. Deliver reports true when the
+// answers were delivered, or when the call no longer waits for input.
+//
+// Manager.Serve calls it for MRTR retries; the tasks extension's
+// tasks/update would call it too.
+func (c *Call) Deliver(responses map[string]json.RawMessage) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	answers, complete, err := c.checkLocked(responses)
+	if err != nil || !complete {
+		return false, err
+	}
+	c.deliverLocked(answers)
+	return true, nil
+}
+
+// checkLocked validates responses for the pending requests.
+func (c *Call) checkLocked(responses map[string]json.RawMessage) (answers map[*input]json.RawMessage, complete bool, err error) {
+	if c.status != InputRequired {
+		return nil, true, nil
+	}
+	answers = make(map[*input]json.RawMessage, len(c.pending))
+	complete = true
+	for key, in := range c.pending {
+		raw, ok := responses[key]
+		if !ok {
+			complete = false
+			continue
+		}
+		a, err := in.check(raw)
+		if err != nil {
+			return nil, false, err
+		}
+		answers[in] = a
+	}
+	return answers, complete, nil
+}
+
+func (c *Call) deliverLocked(answers map[*input]json.RawMessage) {
+	if c.status != InputRequired {
+		return
+	}
+	for in, a := range answers {
+		in.answer <- a // buffered; each input is answered once
+	}
+	c.pending = nil
+	c.setLocked(Working)
+}
+
+// Cancel ends the call with status Cancelled and cause: the plugin's host
+// imports return, the plugin's call is interrupted and its instance goes
+// back to its pool. It does nothing to a call already final.
+func (c *Call) Cancel(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endLocked(Cancelled, nil, cause)
+}
+
+// setLocked changes the status and wakes the waiters.
+func (c *Call) setLocked(s Status) {
+	if c.status == InputRequired {
+		c.m.stats.parked.Add(-1)
+	}
+	if s == InputRequired {
+		c.m.stats.parked.Add(1)
+	}
+	c.status = s
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// endLocked makes the call final, unless it already is. A cancelled
+// call's context is cancelled with err as the cause; a failed call's
+// plugin keeps running (it was told why its host import failed) and its
+// result is dropped.
+func (c *Call) endLocked(s Status, result any, err error) {
+	if c.status.Final() {
+		return
+	}
+	c.result, c.err = result, err
+	blocked := len(c.pending) > 0 // the plugin waits in a host import
+	c.pending = nil
+	c.setLocked(s)
+	if s == Cancelled || blocked {
+		c.cancel(err)
+	}
+	if c.att == nil && c.use == "" {
+		// Nobody waits for the outcome and no state can claim it.
+		c.releaseLocked()
+	}
+}
+
+// attachLocked makes a the request waiting for the call.
+func (c *Call) attachLocked(a *attachment, caps *mcp.ClientCapabilities) {
+	if c.att != nil {
+		c.att.close()
+	}
+	c.att = a
+	c.caps = caps
+}
+
+// detachLocked ends a's wait, if it is still the call's request.
+func (c *Call) detachLocked(a *attachment) {
+	a.close()
+	if c.att == a {
+		c.att = nil
+	}
+}
+
+// releaseLocked forgets the call: it leaves the Manager's table and frees
+// its place under the caps.
+func (c *Call) releaseLocked() {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	if c.held {
+		c.held = false
+		c.m.release(c)
+	}
+}
+
+// expire runs when the state issued with use expires: if it was never
+// accepted, the client is not coming back, and the call is cancelled.
+func (c *Call) expire(use string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.use != use {
+		return // accepted, or replaced by a later round
+	}
+	c.use = ""
+	if !c.status.Final() {
+		c.m.stats.expired.Add(1)
+		c.endLocked(Cancelled, nil, fmt.Errorf("%w (%s)", ErrParkExpired, c.m.parkTimeout))
+	}
+	c.releaseLocked()
+}
+
+// finish records run's outcome.
+func (c *Call) finish(result any, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.finished = true
+	if err != nil {
+		c.endLocked(Failed, nil, err)
+	} else {
+		c.endLocked(Completed, result, nil)
+	}
+	c.cancel(errCallDone)
+}
+
+var errCallDone = errors.New("the call returned")
+
+// pendingCopy returns the pending requests, key -> request.
+func (c *Call) pendingCopy() map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(c.pending))
+	for k, in := range c.pending {
+		out[k] = in.request
+	}
+	return out
+}

@@ -1,0 +1,297 @@
+package mrtr
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// ForwardedHeader marks a request one replica forwarded to another, with
+// the forwarding replica's name. A request that carries it is never
+// forwarded again (Forwarder's loop guard).
+const ForwardedHeader = "Hangar-Forwarded-By"
+
+// Defaults of ForwarderOptions.
+const (
+	// DefaultForwardTimeout bounds a whole forwarded exchange, answer
+	// included: the peer bounds the call itself (call timeout), so this
+	// only ends exchanges with a peer that stopped answering.
+	DefaultForwardTimeout = 10 * time.Minute
+	// DefaultDialTimeout bounds connecting to the peer: a replica that is
+	// gone is reported within it.
+	DefaultDialTimeout = 5 * time.Second
+)
+
+// The request headers a forwarded request keeps: the credentials, what
+// Streamable HTTP defines (MCP's headers and x-mcp-header parameters'
+// Mcp-Param-*), content negotiation and trace context. Everything else
+// (cookies, proxies' headers, the client's own) stays behind.
+var forwardedHeaders = []string{
+	"Authorization", "Content-Type", "Accept", "Accept-Encoding", "User-Agent",
+	"Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name",
+	"Traceparent", "Tracestate", "Baggage",
+}
+
+// Response headers that belong to one connection, not to the answer.
+var hopHeaders = []string{
+	"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+	"Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// ForwarderOptions configure a Forwarder.
+type ForwarderOptions struct {
+	// Self is this replica's name, sent in ForwardedHeader.
+	Self string
+	// PeerURL is the URL of a replica's MCP endpoint with "{replica}" for
+	// its name, such as "http://{replica}:8080/mcp" (with replicas named
+	// by their pod IP, as the Kubernetes manifests do).
+	PeerURL string
+	// Peers maps replica names to their MCP endpoint's URL; it takes
+	// precedence over PeerURL.
+	Peers map[string]string
+	// Timeout bounds a forwarded exchange; zero means
+	// DefaultForwardTimeout.
+	Timeout time.Duration
+	// DialTimeout bounds connecting to the peer; zero means
+	// DefaultDialTimeout. Ignored with Transport.
+	DialTimeout time.Duration
+	// Transport sends the forwarded requests; nil means a transport of the
+	// Forwarder's own, without proxies.
+	Transport http.RoundTripper
+	// Logger receives a record for each peer that could not be reached;
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Forwarder sends a retry to the replica that holds its call, and streams
+// the answer back. It is the HTTP edge's: a retry's requestState names
+// the replica (Manager.Locate), and only a state the replicas' shared key
+// authenticates does, so that a client cannot make a replica send
+// requests anywhere else.
+type Forwarder struct {
+	self     string
+	template string
+	peers    map[string]*url.URL
+	timeout  time.Duration
+	client   *http.Client
+	log      *slog.Logger
+
+	forwarded, gone atomic.Uint64
+}
+
+// NewForwarder returns a Forwarder. It fails when neither PeerURL nor
+// Peers is set, or when a URL is not an absolute http or https URL.
+func NewForwarder(o ForwarderOptions) (*Forwarder, error) {
+	f := &Forwarder{self: o.Self, template: o.PeerURL, peers: map[string]*url.URL{}, timeout: o.Timeout, log: o.Logger}
+	if o.PeerURL == "" && len(o.Peers) == 0 {
+		return nil, errors.New("forwarding needs the peers' URLs: a template with {replica} or a map of replica names to URLs")
+	}
+	if o.PeerURL != "" {
+		if !strings.Contains(o.PeerURL, "{replica}") {
+			return nil, fmt.Errorf("peer URL template %q has no {replica}", o.PeerURL)
+		}
+		if _, err := peerURL(strings.ReplaceAll(o.PeerURL, "{replica}", "1")); err != nil {
+			return nil, fmt.Errorf("peer URL template %q: %w", o.PeerURL, err)
+		}
+	}
+	for name, raw := range o.Peers {
+		u, err := peerURL(raw)
+		if err != nil {
+			return nil, fmt.Errorf("peer %q: %w", name, err)
+		}
+		f.peers[name] = u
+	}
+	if f.timeout <= 0 {
+		f.timeout = DefaultForwardTimeout
+	}
+	if f.log == nil {
+		f.log = slog.Default()
+	}
+	rt := o.Transport
+	if rt == nil {
+		dial := o.DialTimeout
+		if dial <= 0 {
+			dial = DefaultDialTimeout
+		}
+		rt = &http.Transport{
+			DialContext:           (&net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   dial,
+			MaxIdleConnsPerHost:   16,
+			IdleConnTimeout:       90 * time.Second,
+			ExpectContinueTimeout: time.Second,
+			ForceAttemptHTTP2:     true,
+		}
+	}
+	f.client = &http.Client{
+		Transport: rt,
+		// A peer's redirect is its answer to the client, not a place for
+		// this replica to go.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return f, nil
+}
+
+func peerURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an absolute http or https URL", raw)
+	}
+	return u, nil
+}
+
+// URL returns the MCP endpoint of the replica named replica.
+func (f *Forwarder) URL(replica string) (*url.URL, error) {
+	if u, ok := f.peers[replica]; ok {
+		return u, nil
+	}
+	if f.template == "" || !ReplicaRE.MatchString(replica) {
+		return nil, fmt.Errorf("%w: no address for replica %q", ErrReplicaGone, replica)
+	}
+	return peerURL(strings.ReplaceAll(f.template, "{replica}", replica))
+}
+
+// Forwarded reports whether r was forwarded by another replica.
+func Forwarded(r *http.Request) bool { return r.Header.Get(ForwardedHeader) != "" }
+
+// Forward sends the request r, whose body the edge has read into body, to
+// the replica named replica, and copies the answer to w as it comes
+// (status, headers and body, flushed as it arrives, so that an SSE stream
+// streams). id is the JSON-RPC id of the request, for the error Forward
+// answers itself:
+//
+//   - when r was itself forwarded (the loop guard: the replica the state
+//     names should have been this one, so it no longer exists under that
+//     name),
+//   - when replica has no address, or the peer cannot be reached or
+//     fails before answering.
+//
+// That error is a JSON-RPC invalid params error (HTTP 400) saying that
+// the replica holding the request is gone and the request must start
+// again. Forward returns it too (or the error that ended the exchange
+// once the answer had started, or nil).
+func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, body []byte, replica string, id json.RawMessage) error {
+	if Forwarded(r) {
+		err := fmt.Errorf("%w: the request was forwarded here by replica %q, which does not hold it either", ErrReplicaGone, r.Header.Get(ForwardedHeader))
+		writeRPCError(w, id, err)
+		return err
+	}
+	u, err := f.URL(replica)
+	if err != nil {
+		f.gone.Add(1)
+		writeRPCError(w, id, err)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), f.timeout)
+	defer cancel()
+	out, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		writeRPCError(w, id, fmt.Errorf("%w: %v", ErrReplicaGone, err))
+		return err
+	}
+	for _, h := range forwardedHeaders {
+		if v := r.Header.Values(h); len(v) > 0 {
+			out.Header[http.CanonicalHeaderKey(h)] = v
+		}
+	}
+	for k, v := range r.Header {
+		if strings.HasPrefix(k, "Mcp-Param-") {
+			out.Header[k] = v
+		}
+	}
+	out.Header.Set(ForwardedHeader, f.selfName())
+	resp, err := f.client.Do(out)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return r.Context().Err() // the client went away: nobody to answer
+		}
+		f.gone.Add(1)
+		f.log.Warn("MRTR retry not forwarded: the replica holding its call cannot be reached", "replica", replica, "url", u.String(), "error", err)
+		gone := fmt.Errorf("%w: replica %q cannot be reached", ErrReplicaGone, replica)
+		writeRPCError(w, id, gone)
+		return gone
+	}
+	defer resp.Body.Close()
+	f.forwarded.Add(1)
+	h := w.Header()
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	for _, k := range hopHeaders {
+		h.Del(k)
+	}
+	w.WriteHeader(resp.StatusCode)
+	return copyFlushing(w, resp.Body)
+}
+
+func (f *Forwarder) selfName() string {
+	if f.self == "" {
+		return "unnamed"
+	}
+	return f.self
+}
+
+// copyFlushing copies src to w, flushing after each read.
+func copyFlushing(w http.ResponseWriter, src io.Reader) error {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// ForwardStats are a Forwarder's counters.
+type ForwardStats struct {
+	Forwarded uint64 // retries a peer answered
+	Gone      uint64 // retries whose replica could not be reached
+}
+
+// Stats returns the Forwarder's counters.
+func (f *Forwarder) Stats() ForwardStats {
+	return ForwardStats{Forwarded: f.forwarded.Load(), Gone: f.gone.Load()}
+}
+
+// writeRPCError answers err as a JSON-RPC error response to the request id.
+func writeRPCError(w http.ResponseWriter, id json.RawMessage, err error) {
+	e := RPCError(err)
+	if e == nil {
+		e = RPCError(fmt.Errorf("%w: %v", ErrReplicaGone, err))
+	}
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   any             `json:"error"`
+	}{"2.0", id, e})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(b)
+}

@@ -1,0 +1,590 @@
+package mrtr
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/plugin"
+)
+
+// Defaults of Options.
+const (
+	// DefaultParkTimeout is how long a call waits for the retry that
+	// brings its input before it is cancelled: as long as the host
+	// timeout, the bound of the same wait for sessions.
+	DefaultParkTimeout = 10 * time.Minute
+	// DefaultMaxParked bounds the calls waiting for input on one server:
+	// as many as the HTTP sessions (http.max_sessions) it holds by
+	// default, which held the same waits before 2026-07-28.
+	DefaultMaxParked = 1000
+	// DefaultMaxParkedPerPrincipal bounds one principal's calls waiting
+	// for input: a person answers one question at a time and an agent runs
+	// a few tools at once, while one principal must not be able to hold
+	// every instance of a plugin (a stateless plugin has one per core).
+	DefaultMaxParkedPerPrincipal = 8
+)
+
+// ReplicaRE is the syntax of a replica name (as `hangar serve --replica`
+// takes it): one DNS label or IPv4 address, which makes it safe to put in
+// a URL (see Forwarder).
+var ReplicaRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// Options configure a Manager.
+type Options struct {
+	// Replica is the name of this replica, written into every state it
+	// issues so that another replica can send the retry here. Empty for a
+	// server that runs alone.
+	Replica string
+	// Key seals and opens states: KeySize bytes, the same on every
+	// replica. Nil means a random key for this process: its states are
+	// then good on this process only (a retry reaching another replica
+	// gets ErrStateInvalid).
+	Key []byte
+	// PreviousKeys open states too (they never seal): for rotating Key
+	// without failing the retries in flight.
+	PreviousKeys [][]byte
+	// ParkTimeout is how long an issued state stays good: the call waiting
+	// for its retry is cancelled after it. Zero means DefaultParkTimeout.
+	ParkTimeout time.Duration
+	// MaxParked and MaxParkedPerPrincipal cap the calls that wait for
+	// input: a call that asks for input beyond a cap fails its request with
+	// ErrTooManyParked. The per-principal cap does not apply to requests
+	// without a principal (no authentication), which only the global cap
+	// bounds. Zero means the default; a negative value is an error.
+	MaxParked             int
+	MaxParkedPerPrincipal int
+	// Now is the clock states' expiry is written and checked with; nil
+	// means time.Now. (The park timeout itself runs on real time.)
+	Now func() time.Time
+}
+
+// Manager runs the calls of requests that may need input from the client
+// (tools/call, prompts/get and resources/read at 2026-07-28), issues and
+// checks their requestStates, and keeps the calls that wait for a retry.
+// It is safe for concurrent use.
+type Manager struct {
+	replica         string
+	sealer          *sealer
+	parkTimeout     time.Duration
+	maxParked       int
+	maxPerPrincipal int
+	now             func() time.Time
+
+	mu           sync.Mutex
+	calls        map[string]*Call // the calls counted against the caps, by id
+	perPrincipal map[string]int
+	consumed     map[string]int64 // accepted single-use ids -> their state's expiry (Unix ms)
+	sweepAt      int              // size of consumed at which expired ids are dropped
+	closed       bool
+
+	stats counters
+}
+
+type counters struct {
+	parked                                      atomic.Int64
+	parkedTotal, resumed, expired               atomic.Uint64
+	capRefusals, capabilityRefusals, dropped    atomic.Uint64
+	invalid, stale, replayed, principal, misfit atomic.Uint64
+}
+
+// New returns a Manager.
+func New(o Options) (*Manager, error) {
+	if o.Replica != "" && !ReplicaRE.MatchString(o.Replica) {
+		return nil, fmt.Errorf("invalid replica name %q: use 1 to 63 letters, digits, \".\", \"_\" and \"-\", starting with a letter or digit", o.Replica)
+	}
+	s, err := newSealer(o.Key, o.PreviousKeys)
+	if err != nil {
+		return nil, err
+	}
+	if o.ParkTimeout < 0 || o.MaxParked < 0 || o.MaxParkedPerPrincipal < 0 {
+		return nil, fmt.Errorf("park timeout and caps must not be negative")
+	}
+	m := &Manager{
+		replica:         o.Replica,
+		sealer:          s,
+		parkTimeout:     o.ParkTimeout,
+		maxParked:       o.MaxParked,
+		maxPerPrincipal: o.MaxParkedPerPrincipal,
+		now:             o.Now,
+		calls:           map[string]*Call{},
+		perPrincipal:    map[string]int{},
+		consumed:        map[string]int64{},
+		sweepAt:         64,
+	}
+	if m.parkTimeout == 0 {
+		m.parkTimeout = DefaultParkTimeout
+	}
+	if m.maxParked == 0 {
+		m.maxParked = DefaultMaxParked
+	}
+	if m.maxPerPrincipal == 0 {
+		m.maxPerPrincipal = DefaultMaxParkedPerPrincipal
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	return m, nil
+}
+
+// Replica returns the name of this replica.
+func (m *Manager) Replica() string { return m.replica }
+
+// Close cancels every call waiting for input (with cause ErrClosed) and
+// refuses new ones. Calls still running for their first request are
+// their requests' to end.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	calls := make([]*Call, 0, len(m.calls))
+	for _, c := range m.calls {
+		calls = append(calls, c)
+	}
+	m.mu.Unlock()
+	for _, c := range calls {
+		c.mu.Lock()
+		c.endLocked(Cancelled, nil, ErrClosed)
+		c.use = ""
+		c.releaseLocked()
+		c.mu.Unlock()
+	}
+}
+
+// Call returns the call with the given id among those counted against the
+// caps (those that have asked for input and are not forgotten yet), or
+// nil.
+func (m *Manager) Call(id string) *Call {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls[id]
+}
+
+// Request is what the Manager needs of a client request.
+type Request struct {
+	// Method is "tools/call", "prompts/get" or "resources/read".
+	Method string
+	// Params are the request's params as the client sent them, with _meta,
+	// requestState and inputResponses: the raw JSON on the fast path, or
+	// the go-sdk's params struct encoded with encoding/json. Serve reads
+	// requestState, inputResponses and _meta.progressToken from them, and
+	// binds states to the rest (see ParamsDigest).
+	Params json.RawMessage
+	// Principal is the authenticated subject (the token's), or "" when
+	// the request is not authenticated.
+	Principal string
+	// Capabilities are the client capabilities of the request's _meta
+	// (nil: none declared). See DecodeCapabilities.
+	Capabilities *mcp.ClientCapabilities
+	// Sink receives the call's log and progress notifications while this
+	// request waits for it; nil drops them.
+	Sink Sink
+}
+
+// Run runs the plugin call of a request with host as its plugin.Host
+// (plugin.Call.Host) and returns its result. ctx is the call's own
+// context, not the request's: the call may outlive the request that
+// started it.
+type Run func(ctx context.Context, host plugin.Host) (any, error)
+
+// Outcome is how to answer a request that Serve handled: with Result, the
+// Run's result, when the call completed; with Input when it waits for the
+// client.
+type Outcome struct {
+	Result any
+	Input  *InputRequiredResult
+}
+
+// InputRequiredResult is MCP's InputRequiredResult. The edge adds its
+// _meta (serverInfo) and encodes it as the request's result.
+type InputRequiredResult struct {
+	Meta          map[string]any             `json:"_meta,omitempty"`
+	ResultType    string                     `json:"resultType"` // "input_required"
+	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
+	RequestState  string                     `json:"requestState,omitempty"`
+}
+
+// params are the members of a request's params that Serve reads.
+type params struct {
+	state     string
+	responses map[string]json.RawMessage // nil: none sent
+	token     any
+}
+
+func parseParams(raw json.RawMessage) (*params, error) {
+	r := bytes.TrimSpace(raw)
+	if len(r) == 0 || string(r) == "null" {
+		return &params{}, nil
+	}
+	if r[0] != '{' {
+		return nil, fmt.Errorf("%w: params must be a JSON object", ErrInvalidParams)
+	}
+	// Most calls carry none of the members read here: then the (valid,
+	// the edge decoded it) JSON need not be decoded again. A key written
+	// with escapes could hide one, so a backslash anywhere means decoding.
+	if bytes.IndexByte(r, '\\') < 0 && !bytes.Contains(r, []byte(`"requestState"`)) &&
+		!bytes.Contains(r, []byte(`"inputResponses"`)) && !bytes.Contains(r, []byte(`"progressToken"`)) {
+		return &params{}, nil
+	}
+	var wire struct {
+		Meta *struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"_meta"`
+		RequestState   json.RawMessage `json:"requestState"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	if err := json.Unmarshal(r, &wire); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	p := &params{}
+	if wire.Meta != nil {
+		p.token = wire.Meta.ProgressToken
+	}
+	if s := bytes.TrimSpace(wire.RequestState); len(s) > 0 && string(s) != "null" {
+		if err := json.Unmarshal(s, &p.state); err != nil {
+			return nil, fmt.Errorf("%w: requestState must be a string", ErrInvalidParams)
+		}
+	}
+	if r := bytes.TrimSpace(wire.InputResponses); len(r) > 0 && string(r) != "null" {
+		if r[0] != '{' || json.Unmarshal(r, &p.responses) != nil {
+			return nil, fmt.Errorf("%w: inputResponses must be an object of answers by inputRequests key", ErrInvalidParams)
+		}
+		if p.responses == nil {
+			p.responses = map[string]json.RawMessage{}
+		}
+	}
+	return p, nil
+}
+
+// RequestState returns the requestState of a request's params, "" if
+// there is none: what the HTTP edge looks at to route a retry (Locate).
+func RequestState(raw json.RawMessage) (string, error) {
+	p, err := parseParams(raw)
+	if err != nil {
+		return "", err
+	}
+	return p.state, nil
+}
+
+// Serve answers a request that may need input from the client.
+//
+// A request without requestState starts a call: run runs on a goroutine
+// of its own with the call's Host, and Serve waits, with ctx, for the
+// call's first event. If the call completes or fails, Serve returns its
+// result or error (and the call is forgotten). If the plugin asks the
+// client for something, the call is parked and Serve returns an Outcome
+// with Input: the input requests and a requestState for the retry.
+//
+// A request with requestState is a retry: Serve checks the state (see
+// the ErrState errors: on any of them nothing runs) and the answers in
+// inputResponses, delivers the answers to the parked call, and waits for
+// its next event as above; run is not used. An answer of the wrong shape
+// is a *ResponseError and leaves the call parked, its state still good; a
+// missing answer gets the same input requests again with the same state.
+//
+// If ctx ends while the call is running, the call is cancelled: nobody
+// would get its result.
+//
+// Errors of this package map to JSON-RPC errors with RPCError; an error
+// for which it returns nil is the Run's (or ctx's).
+func (m *Manager) Serve(ctx context.Context, req Request, run Run) (*Outcome, error) {
+	switch req.Method {
+	case "tools/call", "prompts/get", "resources/read":
+	default:
+		return nil, fmt.Errorf("%w: %s", ErrMethod, req.Method)
+	}
+	p, err := parseParams(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if p.state == "" {
+		if p.responses != nil {
+			return nil, ErrResponsesWithoutState
+		}
+		return m.start(ctx, req, p, run)
+	}
+	return m.resume(ctx, req, p)
+}
+
+// Locate authenticates a requestState and returns the name of the replica
+// that holds its call (Replica() for this one). The HTTP edge calls it
+// before serving a retry, to forward the retry to that replica.
+func (m *Manager) Locate(requestState string) (string, error) {
+	st, err := m.open(requestState)
+	if err != nil {
+		return "", err
+	}
+	return st.Replica, nil
+}
+
+func (m *Manager) open(text string) (*state, error) {
+	st, err := m.sealer.openState(text, m.now())
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrStateExpired):
+		m.stats.stale.Add(1)
+	default:
+		m.stats.invalid.Add(1)
+	}
+	return st, err
+}
+
+func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*Outcome, error) {
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	c := &Call{
+		m:         m,
+		id:        rand.Text(),
+		principal: req.Principal,
+		method:    req.Method,
+		created:   m.now(),
+		token0:    p.token,
+		ctx:       cctx,
+		cancel:    cancel,
+		status:    Working,
+		changed:   make(chan struct{}),
+	}
+	if run == nil {
+		return nil, errors.New("mrtr: Serve of a request without requestState needs a Run")
+	}
+	// The digest is made when the call first asks for input: most calls
+	// never do. The edge may reuse its buffer once Serve returns.
+	c.params = bytes.Clone(req.Params)
+	a := &attachment{ctx: ctx, sink: req.Sink, token: p.token}
+	c.attachLocked(a, req.Capabilities)
+	go func() {
+		var res any
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("internal error in the call: %v", r)
+				}
+			}()
+			res, err = run(cctx, c.Host())
+		}()
+		c.finish(res, err)
+	}()
+	return m.serve(ctx, c, a)
+}
+
+func (m *Manager) resume(ctx context.Context, req Request, p *params) (*Outcome, error) {
+	st, err := m.open(p.state)
+	if err != nil {
+		return nil, err
+	}
+	if st.Replica != m.replica {
+		return nil, &ElsewhereError{Replica: st.Replica}
+	}
+	if st.Principal != req.Principal {
+		m.stats.principal.Add(1)
+		return nil, ErrStatePrincipal
+	}
+	digest, err := ParamsDigest(req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if st.Method != req.Method || !bytes.Equal(st.Digest, digest[:]) {
+		m.stats.misfit.Add(1)
+		return nil, ErrStateMismatch
+	}
+	m.mu.Lock()
+	c := m.calls[st.Call]
+	_, used := m.consumed[st.Use]
+	m.mu.Unlock()
+	if c == nil {
+		if used {
+			m.stats.replayed.Add(1)
+			return nil, ErrStateReplayed
+		}
+		return nil, ErrCallGone
+	}
+
+	c.mu.Lock()
+	if c.use != st.Use {
+		c.mu.Unlock()
+		m.stats.replayed.Add(1)
+		return nil, ErrStateReplayed
+	}
+	answers, complete, err := c.checkLocked(p.responses)
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	if !complete {
+		// The revision's SHOULD: ask again for what is missing, rather
+		// than fail. The state was not accepted: it stays good.
+		out := &Outcome{Input: &InputRequiredResult{ResultType: "input_required", InputRequests: c.pendingCopy(), RequestState: p.state}}
+		c.mu.Unlock()
+		return out, nil
+	}
+	// Accepted: the state is used up, the call is this request's.
+	c.use = ""
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	m.consume(st.Use, st.Expiry)
+	a := &attachment{ctx: ctx, sink: req.Sink, token: p.token}
+	c.attachLocked(a, req.Capabilities)
+	c.deliverLocked(answers)
+	m.stats.resumed.Add(1)
+	c.mu.Unlock()
+	return m.serve(ctx, c, a)
+}
+
+// serve waits for the call's next event for the request a and turns it
+// into the request's answer.
+func (m *Manager) serve(ctx context.Context, c *Call, a *attachment) (*Outcome, error) {
+	for {
+		c.mu.Lock()
+		switch c.status {
+		case InputRequired:
+			if c.params != nil {
+				c.digest, _ = ParamsDigest(c.params) // parseParams decoded them: they are an object
+				c.params = nil
+			}
+			st := &state{
+				Principal: c.principal,
+				Method:    c.method,
+				Digest:    c.digest[:],
+				Expiry:    c.expiry.UnixMilli(),
+				Use:       c.use,
+				Replica:   m.replica,
+				Call:      c.id,
+			}
+			out := &Outcome{Input: &InputRequiredResult{ResultType: "input_required", InputRequests: c.pendingCopy(), RequestState: m.sealer.sealState(st)}}
+			c.detachLocked(a)
+			c.mu.Unlock()
+			return out, nil
+		case Completed, Failed, Cancelled:
+			status, res, err := c.status, c.result, c.err
+			c.detachLocked(a)
+			c.releaseLocked()
+			c.mu.Unlock()
+			if status == Completed {
+				return &Outcome{Result: res}, nil
+			}
+			return nil, err
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			c.mu.Lock()
+			if c.status == Working {
+				c.detachLocked(a)
+				c.endLocked(Cancelled, nil, ErrRequestEnded)
+				c.mu.Unlock()
+				return nil, fmt.Errorf("%w: %w", ErrRequestEnded, context.Cause(ctx))
+			}
+			c.mu.Unlock() // an event came at the same time: answer it
+		}
+	}
+}
+
+// acquire counts c against the caps, or refuses it.
+func (m *Manager) acquire(c *Call) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.closed:
+		return ErrClosed
+	case len(m.calls) >= m.maxParked:
+		m.stats.capRefusals.Add(1)
+		return fmt.Errorf("%w: %d requests wait for input on this server, its limit; try again once some are answered", ErrTooManyParked, m.maxParked)
+	case c.principal != "" && m.perPrincipal[c.principal] >= m.maxPerPrincipal:
+		m.stats.capRefusals.Add(1)
+		return fmt.Errorf("%w: %d of your requests wait for input, the limit per user; answer or abandon one, then start this request again", ErrTooManyParked, m.maxPerPrincipal)
+	}
+	m.calls[c.id] = c
+	if c.principal != "" {
+		m.perPrincipal[c.principal]++
+	}
+	return nil
+}
+
+func (m *Manager) release(c *Call) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.calls[c.id] != c {
+		return
+	}
+	delete(m.calls, c.id)
+	if c.principal != "" {
+		if m.perPrincipal[c.principal]--; m.perPrincipal[c.principal] <= 0 {
+			delete(m.perPrincipal, c.principal)
+		}
+	}
+}
+
+// consume records an accepted single-use id until its state expires, and
+// drops the ids of expired states once their number has doubled.
+func (m *Manager) consume(use string, expiry int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.consumed[use] = expiry
+	if len(m.consumed) < m.sweepAt {
+		return
+	}
+	now := m.now().UnixMilli()
+	for id, e := range m.consumed {
+		if e <= now {
+			delete(m.consumed, id)
+		}
+	}
+	m.sweepAt = max(64, 2*len(m.consumed))
+}
+
+// Stats are the Manager's counters and gauges, for metrics.
+type Stats struct {
+	Parked               int64  // calls waiting for their client's input now
+	Held                 int    // calls counted against the caps now
+	ParkedTotal          uint64 // input requests issued (a call asking twice counts twice)
+	Resumed              uint64 // retries whose answers were delivered
+	Expired              uint64 // calls cancelled because no retry came in time
+	CapRefusals          uint64 // requests refused at a cap (ErrTooManyParked)
+	CapabilityRefusals   uint64 // requests refused with MissingRequiredClientCapability
+	DroppedNotifications uint64 // log and progress notifications sent while no request waited
+	InvalidStates        uint64 // states refused as tampered or not ours (ErrStateInvalid)
+	ExpiredStates        uint64 // ErrStateExpired
+	ReplayedStates       uint64 // ErrStateReplayed
+	PrincipalRefusals    uint64 // ErrStatePrincipal
+	MismatchRefusals     uint64 // ErrStateMismatch
+}
+
+// Stats returns the current counters.
+func (m *Manager) Stats() Stats {
+	m.mu.Lock()
+	held := len(m.calls)
+	m.mu.Unlock()
+	s := &m.stats
+	return Stats{
+		Parked:               s.parked.Load(),
+		Held:                 held,
+		ParkedTotal:          s.parkedTotal.Load(),
+		Resumed:              s.resumed.Load(),
+		Expired:              s.expired.Load(),
+		CapRefusals:          s.capRefusals.Load(),
+		CapabilityRefusals:   s.capabilityRefusals.Load(),
+		DroppedNotifications: s.dropped.Load(),
+		InvalidStates:        s.invalid.Load(),
+		ExpiredStates:        s.stale.Load(),
+		ReplayedStates:       s.replayed.Load(),
+		PrincipalRefusals:    s.principal.Load(),
+		MismatchRefusals:     s.misfit.Load(),
+	}
+}

@@ -1,0 +1,256 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/hangar-mcp/hangar/internal/plugin"
+)
+
+// errDrainTimeout is why a call still running at the drain timeout was
+// cancelled. It wraps context.Canceled, so the call answers "request
+// cancelled".
+var errDrainTimeout = fmt.Errorf("%w: the server is stopping and the drain timeout passed", context.Canceled)
+
+// CodeServerStopping is the JSON-RPC error code (in the range reserved for
+// implementation-defined server errors) of requests refused while the
+// server stops.
+const CodeServerStopping = -32000
+
+// ErrStopping answers a request that arrives while the server stops.
+var ErrStopping = &jsonrpc.Error{Code: CodeServerStopping, Message: "the server is shutting down; try again later"}
+
+// tracker keeps account of the calls in progress, so that the server's
+// stop ends them.
+type tracker struct {
+	mu       sync.Mutex
+	active   int           // calls in progress
+	draining bool          // no new calls
+	idle     chan struct{} // closed when active reaches 0, while draining
+
+	stopCtx context.Context // cancelled when the drain timeout passes
+	stop    context.CancelCauseFunc
+}
+
+func newTracker() *tracker {
+	t := &tracker{}
+	t.stopCtx, t.stop = context.WithCancelCause(context.Background())
+	return t
+}
+
+// A Scope is a group of calls that end together: the calls of a session,
+// or those an HTTP request carries. An edge makes its scopes and names
+// them in each Request; when a scope ends, its calls are cancelled, and
+// the plugins running them interrupted.
+type Scope struct {
+	ctx     context.Context
+	end     context.CancelCauseFunc
+	cause   error        // the calls' cause, if set
+	running atomic.Int32 // its calls in progress
+}
+
+// NewScope returns a scope that ends when End is called or ctx is done.
+// Its calls are then cancelled with cause or, if cause is nil, with the
+// cause End gave or ctx's.
+func NewScope(ctx context.Context, cause error) *Scope {
+	s := &Scope{cause: cause}
+	s.ctx, s.end = context.WithCancelCause(ctx)
+	return s
+}
+
+// End ends the scope, and cancels its calls with cause (see NewScope).
+func (s *Scope) End(cause error) { s.end(cause) }
+
+// Done is closed when the scope ends.
+func (s *Scope) Done() <-chan struct{} { return s.ctx.Done() }
+
+// Running returns how many of the scope's calls are in progress.
+func (s *Scope) Running() int { return int(s.running.Load()) }
+
+// causeOf is the cause the scope's calls are cancelled with once it ended.
+func (s *Scope) causeOf() error {
+	if s.cause != nil {
+		return s.cause
+	}
+	return context.Cause(s.ctx)
+}
+
+// A Flusher is a client sink (Request.Client) that queues what it sends
+// the client: when a call ends, the core flushes its sink before the call's
+// answer is returned, so that its notifications reach the client first.
+type Flusher interface {
+	Flush()
+}
+
+// call is a call in progress, from begin to end.
+type call struct {
+	t      *tracker
+	pc     plugin.Call // what the plugin is told of it
+	cancel context.CancelCauseFunc
+	stops  [3]func() bool // the context.AfterFuncs that cancel it
+	scopes [2]*Scope
+}
+
+// begin starts serving a call: the returned context is cancelled when the
+// caller's is, when one of the request's scopes ends, or when the drain
+// timeout passes. The call's end must be called when it is done. While
+// the server stops, begin refuses new calls with ErrStopping.
+func (c *Core) begin(ctx context.Context, rq *Request) (context.Context, *call, error) {
+	t := c.calls
+	t.mu.Lock()
+	if t.draining {
+		t.mu.Unlock()
+		return nil, nil, ErrStopping
+	}
+	t.active++
+	t.mu.Unlock()
+
+	cl := &call{t: t, pc: plugin.Call{ID: rq.ID, Meta: rq.Meta, Host: rq.Client}, scopes: [2]*Scope{rq.Scope, rq.Carrier}}
+	ctx, cancel := context.WithCancelCause(ctx)
+	cl.cancel = cancel
+	cl.stops[0] = context.AfterFunc(t.stopCtx, func() { cancel(context.Cause(t.stopCtx)) })
+	for i, s := range cl.scopes {
+		if s != nil {
+			s.running.Add(1)
+			cl.stops[i+1] = context.AfterFunc(s.ctx, func() { cancel(s.causeOf()) })
+		}
+	}
+	return ctx, cl, nil
+}
+
+// end ends a call begin started. It first waits (briefly) for the call's
+// notifications to be written, so that they reach the client before the
+// answer.
+func (cl *call) end() {
+	if f, ok := cl.pc.Host.(Flusher); ok {
+		f.Flush()
+	}
+	for _, stop := range cl.stops {
+		if stop != nil {
+			stop()
+		}
+	}
+	cl.cancel(nil)
+	for _, s := range cl.scopes {
+		if s != nil {
+			s.running.Add(-1)
+		}
+	}
+	t := cl.t
+	t.mu.Lock()
+	t.active--
+	if t.active == 0 && t.idle != nil {
+		close(t.idle)
+		t.idle = nil
+	}
+	t.mu.Unlock()
+}
+
+// CancelGrace bounds how long Drain waits, once it has cancelled the calls
+// still running, for them to answer; edges give their answers as long to
+// be written.
+const CancelGrace = 5 * time.Second
+
+// Drain stops the core taking calls and waits for the calls in progress
+// to finish, until ctx is done. Then it cancels those still running, each
+// of which answers its client with an error, and waits briefly for them
+// (CancelGrace). Calls that arrive meanwhile are refused with ErrStopping.
+// Drain reports how many calls it cancelled.
+func (c *Core) Drain(ctx context.Context) int {
+	n := c.calls.drain(ctx)
+	if n > 0 {
+		c.log.Warn("drain timeout: calls still running were cancelled", "calls", n)
+	}
+	return n
+}
+
+func (t *tracker) drain(ctx context.Context) int {
+	t.mu.Lock()
+	t.draining = true
+	if t.active == 0 {
+		t.mu.Unlock()
+		return 0
+	}
+	idle := make(chan struct{})
+	t.idle = idle
+	t.mu.Unlock()
+	select {
+	case <-idle:
+		return 0
+	case <-ctx.Done():
+	}
+	t.mu.Lock()
+	n := t.active
+	t.mu.Unlock()
+	t.stop(errDrainTimeout)
+	timer := time.NewTimer(CancelGrace)
+	defer timer.Stop()
+	select {
+	case <-idle:
+	case <-timer.C:
+	}
+	return n
+}
+
+// Stopping reports whether Drain has been called.
+func (c *Core) Stopping() bool {
+	t := c.calls
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.draining
+}
+
+// cancelled is the JSON-RPC error of a call whose context ended.
+func cancelled(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.DeadlineExceeded) && cause != context.Canceled {
+		return &jsonrpc.Error{Code: CodeRequestCancelled, Message: "request cancelled: " + cause.Error()}
+	}
+	return errCancelled
+}
+
+// maxRetries bounds how many successive reloads a call follows.
+const maxRetries = 8
+
+// onCurrent runs call on m's plugin, once it is loaded (see loading.go).
+// If that plugin was closed by a reload before the call started there
+// (plugin.ErrClosed means the call never ran), it runs call again on the
+// plugin of the same name in the current set, so that a reload loses no
+// call. A plugin that is no longer configured keeps the error.
+func onCurrent[T any](ctx context.Context, m *mount, call func(*plugin.Plugin, *mount) (T, error)) (T, error) {
+	run := func(m *mount) (T, error) {
+		p, err := m.plugin(ctx)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return call(p, m)
+	}
+	res, err := run(m)
+	for i := 0; i < maxRetries && errors.Is(err, plugin.ErrClosed); i++ {
+		next := m.core.current(m.name)
+		if next == nil || next == m {
+			break
+		}
+		m = next
+		res, err = run(m)
+	}
+	return res, err
+}
+
+// current returns the mount of the named plugin in the current set, or nil.
+func (c *Core) current(name string) *mount {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.mounts {
+		if m.name == name {
+			return m
+		}
+	}
+	return nil
+}

@@ -1,0 +1,331 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/hangar-mcp/hangar/internal/metrics"
+	"github.com/hangar-mcp/hangar/internal/plugin"
+)
+
+// ErrConflict reports a tool or prompt name, or a resource URI, that two
+// plugins offer.
+var ErrConflict = errors.New("offered by two plugins")
+
+// Mount is a plugin as the core presents it.
+type Mount struct {
+	// Plugin is the plugin, or nil when Loading is set.
+	Plugin *plugin.Plugin
+	// Loading, if set, is the plugin while it is still loading, and
+	// after (see loading.go).
+	Loading *Loading
+	// Prefix, if set, is put before the plugin's names ("prefix_name") and
+	// URIs ("prefix+uri") to keep them apart from other plugins'.
+	Prefix string
+}
+
+// Options configure a Core. A nil *Options means defaults.
+type Options struct {
+	// Logger receives the core's diagnostics. Nil means slog.Default().
+	Logger *slog.Logger
+	// Metrics, if set, records requests and plugin calls.
+	Metrics *metrics.Metrics
+	// TracerProvider, if set, gets a span for each request and each plugin
+	// call. Nil means no tracing.
+	TracerProvider trace.TracerProvider
+}
+
+// Core serves a set of plugins to the edges: it keeps what they offer,
+// resolves each request to the plugin that serves it, and runs it there.
+type Core struct {
+	log       *slog.Logger
+	calls     *tracker // calls in progress
+	metrics   *metrics.Metrics
+	tracer    trace.Tracer
+	listeners []Listener // set before the first Reload
+
+	installMu sync.Mutex // serializes installing plugin sets
+
+	mu        sync.Mutex
+	mounts    []*mount
+	tools     map[string]*mount // exposed name -> owner
+	prompts   map[string]*mount
+	resources map[string]*mount // exposed URI -> owner
+	templates map[string]*mount // exposed URI template -> owner
+
+	templateOrder []compiledTemplate // templates, sorted; nil: to be made again
+}
+
+// A Kind is a kind of item the core offers.
+type Kind int
+
+// The kinds of item, and their types in Listener.Offer.
+const (
+	Tools     Kind = iota // *mcp.Tool
+	Prompts               // *mcp.Prompt
+	Resources             // *mcp.Resource
+	Templates             // *mcp.ResourceTemplate
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Tools:
+		return "tool"
+	case Prompts:
+		return "prompt"
+	case Resources:
+		return "resource"
+	case Templates:
+		return "resource template"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// A Listener is told what the core offers, as it changes: an edge that
+// keeps registrations of its own (the go-sdk's server) mirrors them there,
+// and an edge that tells clients of changes fans them out.
+type Listener interface {
+	// Offer offers an item (see Kind) under its exposed name or URI,
+	// replacing the one of that name or URI. An error refuses it: the core
+	// then offers it on no edge, and logs why. Offer and Withdraw are
+	// called with the core's lock held: they must not call the core.
+	Offer(item any) error
+	// Withdraw withdraws the items of a kind with these exposed names or
+	// URIs.
+	Withdraw(kind Kind, keys ...string)
+	// ListChanged tells that the items of a list may have changed, once
+	// they are offered.
+	ListChanged(k plugin.ListKind)
+	// ResourceUpdated tells that the resource at the exposed URI changed
+	// (a plugin said so); an error is logged.
+	ResourceUpdated(uri string) error
+}
+
+// mount is a Mount plus what the core has registered for it.
+type mount struct {
+	Mount
+	name string
+	core *Core
+
+	seq     [4]uint64       // by plugin.ListKind, the Seq of the lists offered; guarded by core.mu
+	updates resourceUpdates // resource-updated notifications not yet sent
+	retired bool            // replaced by a reload; guarded by core.mu
+	from    *plugin.Lists   // with Loading: the lists the mount was installed with
+
+	// What the core offers of the plugin, by exposed name or URI (or URI
+	// template), for the requests that reach it; guarded by core.mu.
+	toolEntries map[string]*toolEntry
+	mimeTypes   map[string]string // of resources and templates
+}
+
+// New returns a core that serves no plugin yet: Reload gives it its
+// first set.
+func New(opts *Options) *Core {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Core{log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider)}
+}
+
+// Listen adds l to the listeners told what the core offers. Call it before
+// the first Reload: a listener is not told what was offered before.
+func (c *Core) Listen(l Listener) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.listeners = append(c.listeners, l)
+}
+
+// Reload replaces the core's plugins with mounts (the first call gives
+// the first set). The new set is listed and checked first: if that fails,
+// the old set goes on serving and Reload returns why. Otherwise the new
+// registrations replace the old at once, listeners are told what lists
+// changed, and calls already running finish on the old plugins, which stay
+// owned by the caller.
+func (c *Core) Reload(ctx context.Context, mounts []Mount) error {
+	ms, catalogs, err := c.prepare(ctx, mounts)
+	if err != nil {
+		return err
+	}
+	c.install(ms, catalogs)
+	return nil
+}
+
+// prepare lists every plugin of a new set and checks it for conflicts.
+func (c *Core) prepare(ctx context.Context, mounts []Mount) ([]*mount, []*catalog, error) {
+	ms := make([]*mount, len(mounts))
+	for i, m := range mounts {
+		ms[i] = &mount{Mount: m, core: c, toolEntries: map[string]*toolEntry{}, mimeTypes: map[string]string{}}
+		if m.Loading != nil {
+			ms[i].name = m.Loading.Name()
+		} else {
+			ms[i].name = m.Plugin.Name()
+		}
+	}
+	catalogs := make([]*catalog, len(ms))
+	var errs []error
+	for i, m := range ms {
+		if m.Loading != nil {
+			m.from = m.Loading.lists()
+			catalogs[i] = m.catalogOf(m.from)
+			continue
+		}
+		cat, err := m.list(ctx, allLists)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		catalogs[i] = cat
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	if err := checkConflicts(ms, catalogs); err != nil {
+		return nil, nil, err
+	}
+	return ms, catalogs, nil
+}
+
+// install makes ms the core's plugins. Names the old set offered and the
+// new one does not are withdrawn last, so that a name both offer never
+// disappears in between.
+func (c *Core) install(ms []*mount, catalogs []*catalog) {
+	c.installMu.Lock()
+	defer c.installMu.Unlock()
+
+	c.mu.Lock()
+	for _, m := range c.mounts {
+		m.retired = true
+	}
+	prev := [4]map[string]*mount{c.tools, c.prompts, c.resources, c.templates}
+	c.tools, c.prompts = map[string]*mount{}, map[string]*mount{}
+	c.resources, c.templates = map[string]*mount{}, map[string]*mount{}
+	c.templateOrder = nil
+	c.mounts = ms
+	c.mu.Unlock()
+
+	for i, m := range ms {
+		m.apply(catalogs[i], allLists)
+		if m.Loading != nil {
+			m.Loading.attach(m)
+		} else {
+			m.Plugin.SetEvents(m)
+		}
+	}
+
+	c.mu.Lock()
+	now := [4]map[string]*mount{c.tools, c.prompts, c.resources, c.templates}
+	for k := range prev {
+		var gone []string
+		for key := range prev[k] {
+			if _, ok := now[k][key]; !ok {
+				gone = append(gone, key)
+			}
+		}
+		if len(gone) > 0 {
+			for _, l := range c.listeners {
+				l.Withdraw(Kind(k), gone...)
+			}
+		}
+	}
+	c.mu.Unlock()
+	c.changed(allLists)
+}
+
+// changed tells the listeners that the lists in which may have changed.
+// c.mu must not be held.
+func (c *Core) changed(which plugin.ListSet) {
+	c.mu.Lock()
+	listeners := c.listeners
+	c.mu.Unlock()
+	for _, k := range []plugin.ListKind{plugin.ToolList, plugin.ResourceList, plugin.PromptList} {
+		if which.Has(k) {
+			for _, l := range listeners {
+				l.ListChanged(k)
+			}
+		}
+	}
+}
+
+// Capabilities are every feature a plugin may offer, whether or not the
+// current plugins do, since a reload or a list change may add them. A
+// client of an older protocol version is sent only those its version
+// defines (see CapabilitiesFor).
+func Capabilities() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{
+		Logging:     &mcp.LoggingCapabilities{},
+		Tools:       &mcp.ToolCapabilities{ListChanged: true},
+		Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+		Completions: &mcp.CompletionCapabilities{},
+	}
+}
+
+// exposedName is a tool or prompt name as clients see it.
+func (m *mount) exposedName(name string) string {
+	if m.Prefix == "" {
+		return name
+	}
+	return m.Prefix + "_" + name
+}
+
+// exposedURI is a resource URI or URI template as clients see it.
+func (m *mount) exposedURI(uri string) string {
+	if m.Prefix == "" {
+		return uri
+	}
+	return m.Prefix + "+" + uri
+}
+
+// pluginURI undoes exposedURI.
+func (m *mount) pluginURI(uri string) string {
+	return strings.TrimPrefix(uri, m.exposedURI(""))
+}
+
+// pluginName undoes exposedName.
+func (m *mount) pluginName(name string) string {
+	return strings.TrimPrefix(name, m.exposedName(""))
+}
+
+// checkConflicts reports every exposed name or URI claimed by two plugins.
+func checkConflicts(mounts []*mount, catalogs []*catalog) error {
+	type claim struct{ kind, key string }
+	owner := map[claim]string{}
+	var errs []error
+	add := func(m *mount, kind Kind, key string) {
+		c := claim{kind.String(), key}
+		if prev, ok := owner[c]; ok && prev != m.name {
+			errs = append(errs, fmt.Errorf("%s %q is %w %q and %q; give one of them a prefix", kind, key, ErrConflict, prev, m.name))
+			return
+		}
+		owner[c] = m.name
+	}
+	for i, m := range mounts {
+		c := catalogs[i]
+		for _, t := range c.tools {
+			add(m, Tools, m.exposedName(t.tool.Name))
+		}
+		for _, p := range c.prompts {
+			add(m, Prompts, m.exposedName(p.Name))
+		}
+		for _, r := range c.resources {
+			add(m, Resources, m.exposedURI(r.URI))
+		}
+		for _, t := range c.templates {
+			add(m, Templates, m.exposedURI(t.URITemplate))
+		}
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}

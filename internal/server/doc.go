@@ -1,0 +1,49 @@
+// Package server serves a set of plugins as one MCP server, on the
+// modelcontextprotocol go-sdk.
+//
+// Each plugin's tools, resources, resource templates and prompts are
+// registered under the plugin's own names (or, with a prefix, "prefix_name"
+// for tools and prompts and "prefix+uri" for URIs, including the URIs of
+// resource contents, resource links and embedded resources in what a plugin
+// returns; the prefix is stripped again before a plugin sees a name or URI a
+// client sends). A name or URI offered by two plugins is an error at
+// start-up. Calls are routed to the plugin that owns the name; host imports
+// made during a call reach the client of the session that made it.
+//
+// Transports are separate from the handlers: serve the server over stdio
+// (or any stream) with [Server.RunStdio] or [Server.ConnectIO], or over
+// Streamable HTTP (and optionally the legacy HTTP+SSE transport) with
+// [Server.HTTPHandler]. In front of the go-sdk, a fast path of Hangar's own
+// answers tools/call and resources/read.
+//
+// Each session is sent only what the protocol version it negotiated
+// defines: capabilities, content types and elicitation.
+//
+// A plugin may be mounted while it is still loading ([Loading]): the server
+// offers the lists it is expected to offer, calls wait for it, and
+// [Server.Readiness] names the plugins not loaded yet.
+//
+// # Layout
+//
+// One pipeline serves every request: an edge reads it from its wire,
+// describes it for the dispatch core (core.Request) and writes the answer
+// the core returns. Each part is a package, and the compiler keeps the
+// edges apart from the core and from each other:
+//
+//   - core: the dispatch core. The plugin set and what it offers, lookups,
+//     serving, call tracking, observation, the adaptation of content to a
+//     protocol version. It knows no wire, session or transport.
+//   - sessions: the edge of the go-sdk's sessions (stdio, Streamable HTTP,
+//     legacy HTTP+SSE, in process). It registers what the core offers with
+//     the go-sdk server, whose handlers call the core.
+//   - fastpath: the edge in front of the go-sdk's sessions that answers
+//     tools/call and resources/read itself, over stdio and Streamable HTTP.
+//   - rawjson: the in-place JSON reader the fast path and the core share.
+//
+// This package is the composition root: it builds the core and its edges,
+// and serves them over HTTP with Hangar's guards (Host and Origin checks,
+// authentication, the bounds of httplimits.go) and the operations
+// endpoints. It may import all of them; the edges import the core (and
+// the fast path the sessions edge, in front of which it sits), never this
+// package; the core imports none of them but rawjson.
+package server

@@ -1,0 +1,351 @@
+package fastpath
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
+)
+
+// Core is what the fast path needs of the dispatch core: lookups, the two
+// requests it serves, and their observation. *core.Core implements it.
+type Core interface {
+	HasTool(name string) bool
+	HasResource(uri string) bool
+	CallTool(ctx context.Context, rq core.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error)
+	ReadResource(ctx context.Context, rq core.Request, uri string) (*mcp.ReadResourceResult, error)
+	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
+	EndRequest(span trace.Span, method string, res mcp.Result, err error)
+}
+
+// Options configure a Path. A nil *Options means defaults.
+type Options struct {
+	// Logger receives the diagnostics. Nil means slog.Default().
+	Logger *slog.Logger
+	// Disabled leaves every request to the go-sdk: the fast path only
+	// passes the bytes on (and keeps the sessions' idle timeout over HTTP).
+	Disabled bool
+}
+
+// Path is the fast path in front of the go-sdk's sessions of one core.
+type Path struct {
+	core     Core
+	sdk      *sessions.Server
+	log      *slog.Logger
+	disabled bool
+}
+
+// New returns the fast path of c in front of sdk, whose go-sdk server must
+// have Send as its innermost sending middleware (sessions.Options.Send).
+func New(c Core, sdk *sessions.Server, opts *Options) *Path {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Path{core: c, sdk: sdk, log: o.Logger, disabled: o.Disabled}
+}
+
+// fastSession is the fast path's state for one MCP session.
+type fastSession struct {
+	p  *Path
+	ss atomic.Pointer[mcp.ServerSession] // nil until the go-sdk connected it
+	st atomic.Pointer[sessions.State]    // the session's state, once a call needed it
+
+	mu      sync.Mutex
+	calls   map[jsonrpc.ID]context.CancelCauseFunc // the fast path's calls in progress
+	sdk     map[jsonrpc.ID]int                     // requests given to the go-sdk, not yet answered
+	pending map[jsonrpc.ID]chan *jsonrpc.Response  // (HTTP) server requests waiting for the client
+	seq     int64                                  // (HTTP) numbers server requests
+	running sync.WaitGroup                         // the fast path's calls in progress
+	closing bool                                   // (stdio) the stream closes: no more calls
+}
+
+func newFastSession(p *Path) *fastSession {
+	return &fastSession{
+		p:       p,
+		calls:   map[jsonrpc.ID]context.CancelCauseFunc{},
+		sdk:     map[jsonrpc.ID]int{},
+		pending: map[jsonrpc.ID]chan *jsonrpc.Response{},
+	}
+}
+
+// ready returns the session if the fast path may serve its calls: it is
+// initialized, at a protocol version before 2026-07-28 (whose per-request
+// metadata and result types the go-sdk handles).
+func (fs *fastSession) ready() *mcp.ServerSession {
+	ss := fs.ss.Load()
+	if ss == nil || fs.p.disabled {
+		return nil
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.ProtocolVersion >= "2026-07-28" {
+		return nil
+	}
+	return ss
+}
+
+// takes reports whether the fast path serves m: a call to a tool or a
+// resource some plugin serves. Unknown names and URIs are the go-sdk's to
+// refuse.
+func (p *Path) takes(m *message) bool {
+	if m.kind != msgCall {
+		return false
+	}
+	if m.method == "tools/call" {
+		return p.core.HasTool(m.key)
+	}
+	return p.core.HasResource(m.key)
+}
+
+// start registers a call the fast path takes, and returns its context,
+// which cancel cancels (notifications/cancelled), or false if a request
+// with its id is in progress (on either path). The caller calls release
+// when the call is answered and then running.Done.
+func (fs *fastSession) start(ctx context.Context, id jsonrpc.ID) (context.Context, bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if _, busy := fs.calls[id]; busy {
+		return nil, false
+	}
+	if fs.sdk[id] > 0 || fs.closing {
+		return nil, false
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	fs.calls[id] = cancel
+	fs.running.Add(1)
+	return ctx, true
+}
+
+// close stops the fast path taking calls, before running is waited on.
+func (fs *fastSession) close() {
+	fs.mu.Lock()
+	fs.closing = true
+	fs.mu.Unlock()
+}
+
+// release frees the id of a call start registered.
+func (fs *fastSession) release(id jsonrpc.ID) {
+	fs.mu.Lock()
+	cancel := fs.calls[id]
+	delete(fs.calls, id)
+	fs.mu.Unlock()
+	if cancel != nil {
+		cancel(nil)
+	}
+}
+
+// busy reports whether the fast path has a call with this id in progress.
+func (fs *fastSession) busy(id jsonrpc.ID) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	_, ok := fs.calls[id]
+	return ok
+}
+
+// cancel cancels the fast path's call with the given id, if any.
+func (fs *fastSession) cancel(id jsonrpc.ID, cause error) {
+	fs.mu.Lock()
+	c := fs.calls[id]
+	fs.mu.Unlock()
+	if c != nil {
+		c(cause)
+	}
+}
+
+// cancelAll cancels every call of the fast path.
+func (fs *fastSession) cancelAll(cause error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, c := range fs.calls {
+		c(cause)
+	}
+}
+
+// sdkStarted and sdkDone count a request given to the go-sdk, so that the
+// fast path does not take another with its id meanwhile.
+func (fs *fastSession) sdkStarted(id jsonrpc.ID) {
+	fs.mu.Lock()
+	fs.sdk[id]++
+	fs.mu.Unlock()
+}
+
+func (fs *fastSession) sdkDone(id jsonrpc.ID) {
+	fs.mu.Lock()
+	if n := fs.sdk[id]; n <= 1 {
+		delete(fs.sdk, id)
+	} else {
+		fs.sdk[id] = n - 1
+	}
+	fs.mu.Unlock()
+}
+
+// serve runs a call the fast path took and returns the JSON-RPC response
+// to send, as the go-sdk would have written it (nil if the result cannot be
+// marshaled: the go-sdk then sends nothing). header is the HTTP request's,
+// if any; ctx carries the caller's token, if any (auth.TokenInfoFromContext).
+// As the go-sdk's receiving middleware does for its requests (sessions),
+// the request gets its span and is counted.
+func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *message, hr *sessions.HTTPRequest, header http.Header) []byte {
+	fastServed.Add(1)
+	var meta mcp.Meta
+	if m.meta != nil {
+		json.Unmarshal(m.meta, &meta) // a valid object (parseMessage): it cannot fail
+	}
+	var carrier *core.Scope
+	if hr != nil {
+		carrier = hr.Scope
+	}
+	rq := fs.state(ss).Request(sessions.IDString(m.id), meta, auth.TokenInfoFromContext(ctx), carrier)
+	target := ""
+	if m.method == "tools/call" {
+		target = m.key
+	}
+	var tc propagation.TextMapCarrier
+	if header != nil {
+		tc = propagation.HeaderCarrier(header)
+	}
+	ctx, span := fs.p.core.StartRequest(ctx, m.method, target, rq.Meta, tc, ss.ID(), rq.ID)
+	var (
+		res mcp.Result
+		err error
+	)
+	if m.method == "tools/call" {
+		var r *mcp.CallToolResult
+		if r, err = fs.p.core.CallTool(ctx, rq, m.key, m.args); err == nil {
+			if r.Content == nil {
+				r.Content = []mcp.Content{} // as the go-sdk does
+			}
+			res = r
+		}
+	} else {
+		res, err = fs.p.core.ReadResource(ctx, rq, m.key)
+	}
+	fs.p.core.EndRequest(span, m.method, res, err)
+	if err != nil {
+		return encodeError(m.id, err)
+	}
+	b, err := encodeResult(m.id, res)
+	if err != nil {
+		fs.p.log.Error("the result of "+m.method+" cannot be marshaled", "error", err)
+		return nil
+	}
+	return b
+}
+
+// state returns the state of the session ss, the fast session's.
+func (fs *fastSession) state(ss *mcp.ServerSession) *sessions.State {
+	if st := fs.st.Load(); st != nil {
+		return st
+	}
+	st := fs.p.sdk.State(ss)
+	fs.st.Store(st)
+	return st
+}
+
+// fastServed counts the calls the fast path served (for tests).
+var fastServed atomic.Int64
+
+// Served returns how many calls the fast path has served in this process
+// (for tests).
+func Served() int64 { return fastServed.Load() }
+
+// bufs holds the buffers responses are encoded in.
+var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// encodeResult encodes a result response as the go-sdk does: the result
+// marshaled without HTML escaping, in a {"jsonrpc","id","result"} object.
+func encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
+	b := bufs.Get().(*bytes.Buffer)
+	defer bufs.Put(b)
+	b.Reset()
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	if err := marshalTo(b, id.Raw()); err != nil {
+		return nil, err
+	}
+	b.WriteString(`,"result":`)
+	if tr, ok := res.(*mcp.CallToolResult); !ok || !appendPlainResult(b, tr) {
+		if err := marshalTo(b, res); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return bytes.Clone(b.Bytes()), nil
+}
+
+// appendPlainResult appends a tool result made only of plain text blocks
+// as the go-sdk marshals it (through json.Marshal, so with HTML escaping),
+// and reports whether it did; marshalTo takes any other result.
+// FuzzPlainResult checks the two write alike.
+func appendPlainResult(b *bytes.Buffer, r *mcp.CallToolResult) bool {
+	if len(r.Meta) != 0 || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
+		return false
+	}
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); !ok || t == nil || len(t.Meta) != 0 || t.Annotations != nil {
+			return false
+		}
+	}
+	b.WriteString(`{"content":[`)
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"type":"text","text":`)
+		appendJSONString(b, c.(*mcp.TextContent).Text)
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	if r.IsError {
+		b.WriteString(`,"isError":true`)
+	}
+	b.WriteByte('}')
+	return true
+}
+
+// appendJSONString appends s as json.Marshal encodes it: directly if it is
+// printable ASCII that needs no escape, else through json.Marshal.
+func appendJSONString(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string cannot fail
+			b.Write(q)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
+}
+
+// marshalTo appends v as JSON without HTML escaping, as the go-sdk
+// marshals results.
+func marshalTo(b *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
+}
+
+// encodeError encodes an error response, as the go-sdk does.
+func encodeError(id jsonrpc.ID, err error) []byte {
+	b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: err})
+	return b
+}

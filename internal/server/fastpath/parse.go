@@ -1,0 +1,195 @@
+package fastpath
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/hangar-mcp/hangar/internal/server/rawjson"
+)
+
+// The fast path reads messages with a parser of its own, which is strict:
+// it recognizes the common shapes of the few messages the fast path acts
+// on, and calls everything else msgOther, for the go-sdk to read as it
+// would have. Whenever parseMessage does recognize a message, the go-sdk
+// would have read the same id, method and params from it (FuzzParseMessage
+// checks this against the SDK's own decoder).
+
+// msgKind is what the fast path makes of a message.
+type msgKind int
+
+const (
+	msgOther    msgKind = iota // anything else
+	msgCall                    // a tools/call or resources/read the fast path may serve
+	msgRequest                 // another request with an id
+	msgCancel                  // notifications/cancelled
+	msgResponse                // a response (from the client, to a server request)
+)
+
+// message is a message as parseMessage read it.
+type message struct {
+	kind   msgKind
+	id     jsonrpc.ID      // of a request or a response; of the request cancelled
+	method string          // of a request or notification
+	key    string          // a request's params.name (tools/call) or params.uri (resources/read)
+	args   json.RawMessage // tools/call's params.arguments; nil if absent
+	meta   json.RawMessage // params._meta; nil if absent
+}
+
+// parseMessage reads one JSON-RPC message, b, which must be exactly one
+// JSON object (no white space around it).
+func parseMessage(b []byte) message {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !json.Valid(b) || !utf8.Valid(b) {
+		return message{}
+	}
+	var (
+		m                    message
+		version, params      []byte
+		hasID, hasMethod     bool
+		hasResult, hasParams bool
+		seen                 rawjson.Keys
+	)
+	ok := rawjson.Object(b, func(key string, v []byte) bool {
+		if !seen.Add(key) {
+			return false // a duplicate key
+		}
+		switch key {
+		case "jsonrpc":
+			version = v
+		case "id":
+			hasID = true
+			var ok bool
+			if m.id, ok = parseID(v); !ok {
+				return false
+			}
+		case "method":
+			hasMethod = true
+			s, ok := rawjson.String(v)
+			if !ok {
+				return false
+			}
+			m.method = s
+		case "params":
+			hasParams = true
+			params = v
+		case "result", "error":
+			hasResult = true
+		default:
+			return false // a key the fast path does not expect
+		}
+		return true
+	})
+	if !ok || string(version) != `"2.0"` {
+		return message{}
+	}
+	switch {
+	case hasMethod && !hasResult && m.id.IsValid():
+		m.kind = msgRequest
+		if hasParams && params[0] == '{' {
+			m.readParams(params)
+		}
+	case hasMethod && !hasResult && !hasID && m.method == "notifications/cancelled" && hasParams:
+		if id, ok := cancelledID(params); ok {
+			m.kind, m.id = msgCancel, id
+		}
+	case !hasMethod && !hasParams && hasResult && m.id.IsValid():
+		m.kind = msgResponse
+	}
+	return m
+}
+
+// readParams reads a request's params, and makes it a msgCall if it is a
+// tools/call or resources/read the fast path can take.
+func (m *message) readParams(params []byte) {
+	callable := m.method == "tools/call" || m.method == "resources/read"
+	keyName := "name"
+	if m.method == "resources/read" {
+		keyName = "uri"
+	}
+	ok := rawjson.Object(params, func(key string, v []byte) bool {
+		switch {
+		case key == keyName && m.key == "":
+			if s, ok := rawjson.String(v); ok {
+				m.key = s
+				return true
+			}
+		case key == "arguments" && m.method == "tools/call" && m.args == nil && v[0] == '{':
+			m.args = v
+			return true
+		case key == "_meta" && m.meta == nil && v[0] == '{' && plainMeta(v):
+			m.meta = v
+			return true
+		}
+		callable = false // a key the fast path does not take
+		return true
+	})
+	if ok && callable && m.key != "" {
+		m.kind = msgCall
+	}
+}
+
+// plainMeta reports whether a request's _meta is plain: no escapes in it,
+// and none of the keys by which a request of the 2026-07-28 protocol
+// identifies itself.
+func plainMeta(v []byte) bool {
+	return bytes.IndexByte(v, '\\') < 0 && !bytes.Contains(v, []byte(`"io.modelcontextprotocol/`))
+}
+
+// cancelledID reads the requestId of notifications/cancelled params as the
+// go-sdk does (a number is truncated to an integer). Params of any other
+// shape are left to the go-sdk.
+func cancelledID(params []byte) (jsonrpc.ID, bool) {
+	var (
+		id    jsonrpc.ID
+		seen  rawjson.Keys
+		found bool
+	)
+	ok := rawjson.Object(params, func(key string, v []byte) bool {
+		if !seen.Add(key) {
+			return false
+		}
+		switch key {
+		case "requestId":
+			found = true
+			if s, ok := rawjson.String(v); ok {
+				id, _ = jsonrpc.MakeID(s)
+				return true
+			}
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil || f > 1<<53 || f < -(1<<53) {
+				return false
+			}
+			id, _ = jsonrpc.MakeID(f)
+			return true
+		case "reason":
+			_, ok := rawjson.String(v)
+			return ok
+		case "_meta":
+			return v[0] == '{' && plainMeta(v)
+		}
+		return false
+	})
+	return id, ok && found
+}
+
+// parseID reads a request's or response's id: an integer that a float64
+// holds exactly, or a string without escapes. Other ids (null, fractions,
+// escapes) are left to the go-sdk.
+func parseID(v []byte) (jsonrpc.ID, bool) {
+	if s, ok := rawjson.String(v); ok {
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	}
+	if bytes.ContainsAny(v, ".eE") {
+		return jsonrpc.ID{}, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || n > 1<<53 || n < -(1<<53) {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(float64(n))
+	return id, err == nil
+}

@@ -1,0 +1,67 @@
+package rawjson
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestObject pins what Object reads: the members in order, with their
+// values' bytes; and what it refuses.
+func TestObject(t *testing.T) {
+	var got []string
+	ok := Object([]byte(`{ "a" : 1 , "b":"x\"y","c":{"d":[1,{"e":null}]},"f":true} `), func(key string, v []byte) bool {
+		got = append(got, key+"="+string(v))
+		return true
+	})
+	if want := []string{`a=1`, `b="x\"y"`, `c={"d":[1,{"e":null}]}`, `f=true`}; !ok || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Object: %v, %q; want true, %q", ok, got, want)
+	}
+	if !Object([]byte(`{}`), func(string, []byte) bool { t.Error("a member of {}"); return true }) {
+		t.Error("Object refuses {}")
+	}
+	deep := `{"a":` + strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1) + `}`
+	edge := `{"a":` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}`
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{`[1]`, false},
+		{`"s"`, false},
+		{`{"a\u0062":1}`, false},          // an escaped key
+		{`{"a":1,"b":2}`, true},           //
+		{deep, false},                     // nested too deep
+		{edge, true},                      // as deep as allowed
+		{`{"a":1,"stop":2,"c":3}`, false}, // member said stop
+	} {
+		if got := Object([]byte(tc.in), func(key string, _ []byte) bool { return key != "stop" }); got != tc.want {
+			t.Errorf("Object(%.40s): %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestString(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{`"plain"`, "plain", true},
+		{`""`, "", true},
+		{`"a\nb"`, "", false},
+		{`5`, "", false},
+		{`"`, "", false},
+	} {
+		if got, ok := String([]byte(tc.in)); got != tc.want || ok != tc.ok {
+			t.Errorf("String(%s) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+	if end := SkipString([]byte(`"a\"b",1`), 0); end != 6 {
+		t.Errorf("SkipString: %d, want 6", end)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	var k Keys
+	if !k.Add("a") || !k.Add("b") || k.Add("a") || !k.Has("b") || k.Has("c") {
+		t.Errorf("Keys: %q", k)
+	}
+}

@@ -1,0 +1,59 @@
+package sessions
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/core"
+)
+
+// The go-sdk's handlers of every tool, resource, resource template and
+// prompt the core offers, and of completion, subscriptions and roots: each
+// describes its request for the core (sdkRequest) and lets the core serve
+// it, as the fast path's calls are.
+
+func (s *Server) toolHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p := req.Params
+	return s.core.CallTool(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "tools/call", p.Name), p.Name, p.Arguments)
+}
+
+func (s *Server) resourceHandler(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	p := req.Params
+	return s.core.ReadResource(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "resources/read", p.URI), p.URI)
+}
+
+func (s *Server) promptHandler(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	p := req.Params
+	return s.core.GetPrompt(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "prompts/get", p.Name), p.Name, p.Arguments)
+}
+
+func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := req.Params
+	var key string
+	if p.Ref != nil {
+		key = p.Ref.Name + p.Ref.URI
+	}
+	return s.core.Complete(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "completion/complete", key), p)
+}
+
+// subscribe accepts subscriptions to URIs that some plugin serves. The SDK
+// keeps track of them; plugins report updates with notify_resource_updated.
+func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	return s.core.Subscribe(core.Request{Principal: tokenOf(req.Extra)}, req.Params.URI)
+}
+
+// rootsListChanged tells every v1 plugin that asked (by exporting
+// on_roots_list_changed) that the session's roots changed. The plugins'
+// host imports reach the session's client at once (no queue: the call has
+// no end to flush it).
+func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
+	rq := core.Request{Principal: tokenOf(req.Extra)} // a notification has no id
+	if req.Params != nil {
+		rq.Meta = req.Params.Meta
+	}
+	if req.Session != nil {
+		rq.Client = newSessionHost(req.Session, nil)
+	}
+	s.core.RootsListChanged(ctx, rq)
+}

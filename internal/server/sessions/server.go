@@ -1,0 +1,194 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/hangar-mcp/hangar/internal/auth"
+	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/server/core"
+)
+
+// Core is what the go-sdk's sessions need of the dispatch core: the
+// requests they hand it, and its observation. *core.Core implements it.
+type Core interface {
+	CallTool(ctx context.Context, rq core.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error)
+	ReadResource(ctx context.Context, rq core.Request, uri string) (*mcp.ReadResourceResult, error)
+	GetPrompt(ctx context.Context, rq core.Request, name string, args map[string]string) (*mcp.GetPromptResult, error)
+	Complete(ctx context.Context, rq core.Request, params *mcp.CompleteParams) (*mcp.CompleteResult, error)
+	Subscribe(rq core.Request, uri string) error
+	RootsListChanged(ctx context.Context, rq core.Request)
+
+	FilterList(principal *sdkauth.TokenInfo, res mcp.Result)
+	Fingerprint(k plugin.ListKind, g *auth.Grant) string
+	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
+	EndRequest(span trace.Span, method string, res mcp.Result, err error)
+}
+
+// Options configure a Server. A nil *Options means defaults.
+type Options struct {
+	// Logger receives the diagnostics; the go-sdk's info records are
+	// demoted to debug (sdkLogger). Nil means slog.Default().
+	Logger *slog.Logger
+	// Version is reported to clients in serverInfo.
+	Version string
+	// PageSize is the number of items a list answer holds; zero means the
+	// go-sdk's default.
+	PageSize int
+	// SessionID, if set, makes the ID of each new session; nil means the
+	// go-sdk's.
+	SessionID func() string
+	// Send, if set, is the innermost sending middleware: every message to a
+	// client passes through it after Hangar's adaptations (the fast path
+	// puts on its own streams what its calls send).
+	Send mcp.Middleware
+}
+
+// Server serves the core to the go-sdk's sessions. It is a core.Listener:
+// what the core offers is registered with the go-sdk server, whose
+// handlers hand the requests back to the core.
+type Server struct {
+	core Core
+	mcp  *mcp.Server
+	log  *slog.Logger
+
+	grants sync.Map // *mcp.ServerSession -> *grantView, for sessions allowed some plugins (observe.go)
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*State
+
+	requests httpRequests // HTTP requests in progress (requests.go)
+}
+
+// New returns the go-sdk server of c's sessions. Register it with c
+// (core.Core.Listen) before c's first plugins.
+func New(c Core, opts *Options) *Server {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Server{
+		core:     c,
+		log:      o.Logger,
+		sessions: map[*mcp.ServerSession]*State{},
+		requests: httpRequests{byToken: map[string]*HTTPRequest{}},
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
+		GetSessionID:              o.SessionID,
+		Logger:                    sdkLogger(o.Logger), // per-session records at debug
+		SupportedProtocolVersions: ProtocolVersions(),
+		PageSize:                  o.PageSize,
+		Capabilities:              core.Capabilities(),
+		CompletionHandler:         s.complete,
+		SubscribeHandler:          s.subscribe,
+		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		RootsListChangedHandler:   s.rootsListChanged,
+	})
+	s.mcp.AddReceivingMiddleware(adaptResults)
+	if o.Send != nil {
+		s.mcp.AddSendingMiddleware(adaptRequests, o.Send) // Send innermost
+	} else {
+		s.mcp.AddSendingMiddleware(adaptRequests)
+	}
+	s.mcp.AddReceivingMiddleware(s.observeRequests) // observe.go
+	s.mcp.AddSendingMiddleware(s.hideListChanges)
+	return s
+}
+
+// MCP returns the go-sdk server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Session returns the session with the given ID, or nil.
+func (s *Server) Session(id string) *mcp.ServerSession {
+	if id == "" {
+		return nil
+	}
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	return nil
+}
+
+// Connect connects a session over t, through a connection that passes the
+// ids of its requests to the handlers (idConn), so that they reach plugins.
+func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+	return s.mcp.Connect(ctx, idTransport{t}, nil)
+}
+
+// StreamableHTTP returns the go-sdk's handler of Streamable HTTP, with
+// resumable streams kept in store. Hangar's HTTP layer is in front of it:
+// it checks Host on every address (not only on loopback), keeps the
+// sessions' idle timeout, tracks the HTTP requests that carry calls
+// (TrackHTTP) and clears the headers only Hangar may set
+// (ClearInternalHeaders).
+func (s *Server) StreamableHTTP(store mcp.EventStore) http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:     sdkLogger(s.log),
+		EventStore: store,
+		// The fast path keeps the sessions' idle timeout, since it serves
+		// requests the go-sdk does not see.
+		DisableLocalhostProtection: true,
+	})
+}
+
+// Offer implements core.Listener: it registers the item with the go-sdk
+// server, whose handlers hand its requests to the core.
+func (s *Server) Offer(item any) (err error) {
+	// The go-sdk panics on what it refuses (an invalid URI template, say).
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%v", v)
+		}
+	}()
+	switch it := item.(type) {
+	case *mcp.Tool:
+		s.mcp.AddTool(it, s.toolHandler)
+	case *mcp.Prompt:
+		s.mcp.AddPrompt(it, s.promptHandler)
+	case *mcp.Resource:
+		s.mcp.AddResource(it, s.resourceHandler)
+	case *mcp.ResourceTemplate:
+		s.mcp.AddResourceTemplate(it, s.resourceHandler)
+	default:
+		return fmt.Errorf("cannot offer a %T", item)
+	}
+	return nil
+}
+
+// Withdraw implements core.Listener.
+func (s *Server) Withdraw(kind core.Kind, keys ...string) {
+	switch kind {
+	case core.Tools:
+		s.mcp.RemoveTools(keys...)
+	case core.Prompts:
+		s.mcp.RemovePrompts(keys...)
+	case core.Resources:
+		s.mcp.RemoveResources(keys...)
+	case core.Templates:
+		s.mcp.RemoveResourceTemplates(keys...)
+	}
+}
+
+// ListChanged implements core.Listener. It does nothing: the go-sdk tells
+// sessions of a list's change itself, when its registrations change.
+func (s *Server) ListChanged(plugin.ListKind) {}
+
+// ResourceUpdated implements core.Listener: it tells the sessions
+// subscribed to uri.
+func (s *Server) ResourceUpdated(uri string) error {
+	return s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+}

@@ -1,0 +1,249 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/core"
+)
+
+// ErrSessionClosed is why a session's calls were cancelled when it ended,
+// or was deleted. It wraps context.Canceled, so a cancelled call answers
+// "request cancelled".
+var ErrSessionClosed = fmt.Errorf("%w: the session ended", context.Canceled)
+
+// State is Hangar's state for one MCP session: the scope of its calls, and
+// the queue of its notifications.
+type State struct {
+	ss    *mcp.ServerSession
+	scope *core.Scope // ends with the session
+	notes notifier
+}
+
+// State returns the state of ss, creating it on first use; it is dropped,
+// and the session's calls cancelled, when the session ends.
+func (s *Server) State(ss *mcp.ServerSession) *State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.sessions[ss]; st != nil {
+		return st
+	}
+	st := &State{ss: ss, scope: core.NewScope(context.Background(), nil)}
+	st.notes.init(ss)
+	s.sessions[ss] = st
+	go func() {
+		ss.Wait()
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		s.mu.Unlock()
+		st.end(ErrSessionClosed)
+	}()
+	return st
+}
+
+// end cancels the session's calls and stops its notifications.
+func (st *State) end(cause error) {
+	st.scope.End(cause)
+	st.notes.close()
+}
+
+// EndSession cancels the calls of the session with the given ID, if it has
+// any, and reports whether it found the session.
+func (s *Server) EndSession(id string, cause error) bool {
+	ss := s.Session(id)
+	if ss == nil {
+		return false
+	}
+	s.mu.Lock()
+	st := s.sessions[ss]
+	s.mu.Unlock()
+	if st != nil {
+		st.scope.End(cause)
+	}
+	return true
+}
+
+// Request describes, for the core, a request of the session with the given
+// JSON-RPC id, _meta and principal: its client sink reaches the session's
+// client, through the session's queue of notifications, and its scope is
+// the session's. Carrier, if not nil, is the scope of the HTTP request that
+// carried it.
+func (st *State) Request(id string, meta mcp.Meta, principal *sdkauth.TokenInfo, carrier *core.Scope) core.Request {
+	h := newSessionHost(st.ss, &st.notes)
+	return core.Request{
+		Principal:    principal,
+		ID:           id,
+		Meta:         meta,
+		Version:      h.version,
+		Capabilities: h.caps,
+		Client:       h,
+		Scope:        st.scope,
+		Carrier:      carrier,
+	}
+}
+
+// sdkRequest describes a request the go-sdk delivered to a handler. The
+// JSON-RPC id comes from the transport: Hangar's connections put it in the
+// request's Extra (idHeader), and over Streamable HTTP the HTTP request
+// that carried the call recorded it (requestHeader).
+func (s *Server) sdkRequest(ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta, method, key string) core.Request {
+	id, carrier := s.sdkID(extra, method, key)
+	if ss == nil {
+		return core.Request{Principal: tokenOf(extra), ID: id, Meta: meta, Carrier: carrier}
+	}
+	return s.State(ss).Request(id, meta, tokenOf(extra), carrier)
+}
+
+// sdkID returns the JSON-RPC id of a request the go-sdk delivered, and the
+// scope of the HTTP request that carried it, if any.
+func (s *Server) sdkID(extra *mcp.RequestExtra, method, key string) (string, *core.Scope) {
+	if extra == nil || extra.Header == nil {
+		return "", nil
+	}
+	if tok := extra.Header.Get(requestHeader); tok != "" {
+		if hr := s.requests.get(tok); hr != nil {
+			return hr.idFor(method, key), hr.Scope
+		}
+		return "", nil
+	}
+	return extra.Header.Get(idHeader), nil
+}
+
+// tokenOf returns the caller's token of a request the go-sdk delivered:
+// nil if it carried none.
+func tokenOf(extra *mcp.RequestExtra) *sdkauth.TokenInfo {
+	if extra == nil {
+		return nil
+	}
+	return extra.TokenInfo
+}
+
+// idHeader carries, in a request's Extra, the JSON-RPC id of a request read
+// by one of Hangar's connections (idConn). Clients cannot set it: over HTTP,
+// where Extra holds the request's headers, the HTTP handler removes it.
+const idHeader = "Hangar-Internal-Id"
+
+// idConn passes the JSON-RPC id of each request read from a connection to
+// the handlers, in the request's Extra.
+type idConn struct{ mcp.Connection }
+
+func (c idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra == nil {
+		req.Extra = &mcp.RequestExtra{Header: http.Header{idHeader: {IDString(req.ID)}}}
+	}
+	return msg, err
+}
+
+// IDString is a JSON-RPC id as plugins see it.
+func IDString(id jsonrpc.ID) string {
+	switch v := id.Raw().(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// sessionHost is the client of one session, as plugins' host imports see
+// it. It refuses what the client did not declare it can do.
+type sessionHost struct {
+	ss      *mcp.ServerSession
+	version string                  // the session's protocol version
+	caps    *mcp.ClientCapabilities // the client's; nil: none declared
+	notes   *notifier               // the session's; nil means send at once
+	last    uint64                  // the call's last queued notification
+}
+
+func newSessionHost(ss *mcp.ServerSession, notes *notifier) *sessionHost {
+	h := &sessionHost{ss: ss, notes: notes}
+	if p := ss.InitializeParams(); p != nil {
+		h.version, h.caps = versionOf(p), p.Capabilities
+	}
+	return h
+}
+
+func (h *sessionHost) capabilities() *mcp.ClientCapabilities {
+	if h.caps != nil {
+		return h.caps
+	}
+	return &mcp.ClientCapabilities{}
+}
+
+func (h *sessionHost) CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if h.capabilities().Sampling == nil {
+		return nil, errors.New("the client does not support sampling")
+	}
+	return h.ss.CreateMessage(ctx, params)
+}
+
+func (h *sessionHost) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if h.capabilities().Elicitation == nil {
+		return nil, errors.New("the client does not support elicitation")
+	}
+	// A client may declare elicitation while speaking a version without
+	// it; Hangar sends a session nothing its version does not define.
+	v := h.version
+	if v < core.Version20250618 {
+		return nil, fmt.Errorf("the client does not support elicitation: the session's protocol version %s has none (it came with %s)", v, core.Version20250618)
+	}
+	if params != nil && v < core.Version20251125 && (params.Mode == "url" || params.Mode == "" && (params.URL != "" || params.ElicitationID != "")) {
+		return nil, fmt.Errorf(`the client does not support "url" elicitation: the session's protocol version %s has only form elicitation ("url" came with %s)`, v, core.Version20251125)
+	}
+	return h.ss.Elicit(ctx, params)
+}
+
+func (h *sessionHost) ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
+	if h.capabilities().RootsV2 == nil {
+		return nil, errors.New("the client does not support roots")
+	}
+	return h.ss.ListRoots(ctx, nil)
+}
+
+// Log queues a log message for the client; it never waits for the client
+// (see notifier).
+func (h *sessionHost) Log(ctx context.Context, params *mcp.LoggingMessageParams) error {
+	return h.queue(&note{ctx: ctx, size: 64 + len(params.Logger) + sizeOf(params.Data), send: func(ctx context.Context) error { return h.ss.Log(ctx, params) }}, false)
+}
+
+// NotifyProgress queues a progress notification for the client; when the
+// queue is full, it replaces the queued one for the same token.
+func (h *sessionHost) NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error {
+	return h.queue(&note{ctx: ctx, token: params.ProgressToken, size: 96 + len(params.Message), send: func(ctx context.Context) error { return h.ss.NotifyProgress(ctx, params) }}, false)
+}
+
+func (h *sessionHost) NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error {
+	if v := h.version; v < core.Version20251125 {
+		return fmt.Errorf("the client does not support elicitation completion notices: the session's protocol version %s has no URL elicitation (it came with %s)", v, core.Version20251125)
+	}
+	return h.queue(&note{ctx: ctx, size: 64 + len(params.ElicitationID), send: func(ctx context.Context) error { return h.ss.NotifyElicitationComplete(ctx, params) }}, true)
+}
+
+func (h *sessionHost) queue(n *note, essential bool) error {
+	if h.notes == nil {
+		return n.send(n.ctx)
+	}
+	if seq := h.notes.push(n, essential); seq > h.last {
+		h.last = seq
+	}
+	return nil
+}
+
+// Flush waits, briefly, for the call's notifications to be written (the
+// core calls it when the call ends: core.Flusher).
+func (h *sessionHost) Flush() {
+	if h.notes != nil {
+		h.notes.flush(h.last)
+	}
+}
