@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"time"
 
 	"github.com/hangar-mcp/hangar/internal/plugin"
 )
@@ -39,7 +40,11 @@ func serveCalls(args []string) error {
 		return err
 	}
 	defer e.Close(ctx)
-	p, err := e.Load(ctx, wasm, plugin.Options{Name: "bench", Logger: slog.New(slog.DiscardHandler)})
+	// Under callgrind a call is fifty times slower: no time limit that
+	// a loaded machine could reach.
+	opts := plugin.Options{Name: "bench", Logger: slog.New(slog.DiscardHandler)}
+	opts.Limits.CallTimeout = time.Hour
+	p, err := e.Load(ctx, wasm, opts)
 	if err != nil {
 		return err
 	}

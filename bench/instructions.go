@@ -183,9 +183,16 @@ func (e *env) runInstructions(ctx context.Context, res *results) error {
 func (e *env) countServe(ctx context.Context, self, dir, cache, wasm string, calls int) (instrCost, error) {
 	const before = 10
 	out := filepath.Join(dir, fmt.Sprintf("serve-%s.out", strings.TrimSuffix(filepath.Base(wasm), ".wasm")))
+	// Under callgrind a call is fifty times slower: no time limit that a
+	// loaded machine could reach.
+	config := filepath.Join(dir, "hangar.yaml")
+	yaml := fmt.Sprintf("plugins:\n  - name: echo\n    path: %s\n    limits:\n      call_timeout: 1h\n", strconv.Quote(wasm))
+	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
+		return instrCost{}, err
+	}
 	argv := append([]string{"env"}, callgrindEnv...)
 	argv = append(append(argv, callgrindArgs(out)...), self, "-serve", "hangar", "-mark-calls", fmt.Sprintf("%d,%d", before+1, before+calls+1),
-		"--", "serve", "--cache-dir", cache, "--log-level", "info", wasm)
+		"--", "serve", "--cache-dir", cache, "--log-level", "info", "--config", config)
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
 	s, err := e.startStdio(ctx, "callgrind-serve", argv)
@@ -337,6 +344,8 @@ func guestFunctions(wasm, cacheDir, dump string, calls int) []instrFunc {
 		addrs = append(addrs, a)
 	}
 	slices.Sort(addrs)
+	costliest := slices.Clone(addrs)
+	slices.SortFunc(costliest, func(a, b uint64) int { return int(cg.byAddress[b] - cg.byAddress[a]) })
 	var best struct {
 		base    uint64
 		score   int
@@ -356,13 +365,14 @@ func guestFunctions(wasm, cacheDir, dump string, calls int) []instrFunc {
 			set[o] = true
 		}
 		// The base is where an address callgrind saw minus the offset of
-		// the function that starts there: try the lowest addresses against
+		// the function that starts there, and the start of a mapping, so
+		// a multiple of the page size: try the costliest addresses against
 		// every offset, and keep the base most addresses fall on.
 		tried := map[uint64]bool{}
-		for _, a := range addrs[:min(len(addrs), 20)] {
+		for _, a := range costliest[:min(len(costliest), 30)] {
 			for _, o := range offsets {
 				base := a - o
-				if o > a || tried[base] {
+				if o > a || base%4096 != 0 || tried[base] {
 					continue
 				}
 				tried[base] = true
