@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -200,16 +199,8 @@ func (e *env) countServe(ctx context.Context, self, dir, cache, wasm string, cal
 		return instrCost{}, err
 	}
 	defer s.stop()
-	// Every plugin loaded: the log says "ready".
-	for {
-		if b, _ := os.ReadFile(s.log); readyLine.Match(b) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return instrCost{}, errors.New("never logged that it was ready")
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := waitLogReady(ctx, s.log, 10*time.Minute); err != nil {
+		return instrCost{}, err
 	}
 	params := &mcp.CallToolParams{Name: "echo", Arguments: echoInput}
 	for i := range before + calls + 1 {

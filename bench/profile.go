@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,6 +58,13 @@ func runProfile(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
+		if plugin != "" {
+			// Serving, not loading: every plugin loaded first.
+			if err := p.waitReady(ctx); err != nil {
+				p.stop()
+				return err
+			}
+		}
 		ss, err := openSessions(ctx, p.url, c)
 		if err != nil {
 			p.stop()
@@ -69,11 +77,17 @@ func runProfile(ctx context.Context, e *env) error {
 		p.stop()
 	case "stdio":
 		if plugin != "" {
-			argv = append(argv, "--log-level", "warn", plugin)
+			argv = append(argv, "--log-level", "info", plugin)
 		}
 		s, err := e.startStdio(ctx, "profile", argv)
 		if err != nil {
 			return err
+		}
+		if plugin != "" {
+			if err := waitLogReady(ctx, s.log, 3*time.Minute); err != nil {
+				s.stop()
+				return err
+			}
 		}
 		spec := echoSpec("echo")
 		spec.window = signalWindow(s.pid())
@@ -84,6 +98,9 @@ func runProfile(ctx context.Context, e *env) error {
 	}
 	logf("profiled %s plugin over %s at C=%d: %.0f calls/s, p50 %.2f ms, p99 %.2f ms, errors %d %s",
 		o.profileTarget, o.profileTransport, c, r.Throughput, r.P50, r.P99, r.Errors, r.FirstError)
+	if r.Calls == 0 {
+		return fmt.Errorf("no call completed in the measured window: a longer -duration, or -warmup, may help")
+	}
 	for _, s := range []struct {
 		file, out string
 		args      []string

@@ -227,6 +227,23 @@ func (p *proc) waitReady(ctx context.Context) error {
 	}
 }
 
+// waitLogReady waits until Hangar's log (at level info) says that every
+// plugin is loaded, for at most limit.
+func waitLogReady(ctx context.Context, log string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		if b, _ := os.ReadFile(log); readyLine.Match(b) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: no line saying every plugin is loaded after %s", log, limit)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // stop ends the server with SIGTERM, then SIGKILL.
 func (p *proc) stop() {
 	p.cmd.Process.Signal(syscall.SIGTERM)
