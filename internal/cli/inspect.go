@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -81,7 +80,7 @@ func runInspect(ctx context.Context, env *Env, args []string) error {
 	errs = append(errs, e)
 	in.Prompts, e = p.ListPrompts(ctx, nil)
 	errs = append(errs, e)
-	if err := errors.Join(errs...); err != nil {
+	if err := joinErrors(errs...); err != nil {
 		return err
 	}
 	if f.json {

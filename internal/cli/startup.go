@@ -137,7 +137,7 @@ func (st *starter) start(ctx context.Context, specs []config.Plugin) ([]*backgro
 	for i := range specs {
 		lists[i] = <-results[i]
 		if lists[i].err != nil {
-			errs = append(errs, fmt.Errorf("plugin %s: %w", specs[i].Name, lists[i].err))
+			errs = append(errs, pluginError(specs[i].Name, lists[i].err))
 		}
 	}
 	st.closeInterpreter()
@@ -278,7 +278,7 @@ func (st *starter) compile(ctx context.Context, wasm []byte, spec config.Plugin)
 	live, err := p.ReadLists(ctx, plugin.AllLists)
 	if err != nil {
 		p.Close(context.Background())
-		return nil, nil, fmt.Errorf("plugin %s: %w", spec.Name, err)
+		return nil, nil, pluginError(spec.Name, err)
 	}
 	return p, live, nil
 }
