@@ -201,9 +201,9 @@ type crashLog struct {
 type crashState int
 
 const (
-	noCrash    crashState = iota
-	inMessage             // reading the message's lines
-	inDump                // the message is complete; the rest is the dump
+	noCrash   crashState = iota
+	inMessage            // reading the message's lines
+	inDump               // the message is complete; the rest is the dump
 )
 
 const (
