@@ -79,36 +79,40 @@ func foreignConfig(path string) string {
 		"  hangar serve --config %s", path, path, out, out, out)
 }
 
-// isHyperMCP reports whether a configuration's plugins (and its other
-// top-level members) are hyper-mcp's: plugins with "url" or
-// "runtime_config", as a list or as a mapping of names.
+// isHyperMCP reports whether a configuration's plugins and its other
+// top-level members are hyper-mcp's: plugins with "url" or
+// "runtime_config" (as a list or as a mapping of names) and none of
+// Hangar's own keys, and no top-level member but hyper-mcp's.
 func isHyperMCP(plugins any, rest map[string]any) bool {
-	hyperish := func(p any) bool {
-		m, ok := p.(map[string]any)
-		if !ok {
+	for k := range rest {
+		switch k {
+		case "oci", "auths", "dynamic_loading":
+		default:
 			return false
 		}
-		_, url := m["url"]
-		_, rc := m["runtime_config"]
-		_, source := m["source"]
-		_, path := m["path"]
-		return (url || rc) && !source && !(path && !url && !rc)
 	}
+	var entries []any
 	switch ps := plugins.(type) {
 	case []any:
-		for _, p := range ps {
-			if hyperish(p) {
-				return true
-			}
-		}
+		entries = ps
 	case map[string]any:
 		for _, p := range ps {
-			if hyperish(p) {
-				return true
+			entries = append(entries, p)
+		}
+	default:
+		return false
+	}
+	hyper := false
+	for _, p := range entries {
+		m, _ := p.(map[string]any)
+		for k := range m {
+			switch k {
+			case "url", "runtime_config":
+				hyper = true
+			case "source", "sha256", "verify", "prefix", "config", "limits", "grants":
+				return false // Hangar's
 			}
 		}
 	}
-	_, auths := rest["auths"]
-	_, oci := rest["oci"]
-	return plugins != nil && (auths || oci)
+	return hyper
 }

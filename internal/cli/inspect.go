@@ -66,7 +66,7 @@ func runInspect(ctx context.Context, env *Env, args []string) error {
 	}
 	defer done()
 	for _, name := range f.unset {
-		fmt.Fprintf(env.Stderr, "hangar inspect: %s is not set: listing with it empty (serve and call need it set)\n", name)
+		fmt.Fprintf(env.Stderr, "hangar inspect: %s is not set; listing with it empty (serve and call need it set)\n", name)
 	}
 
 	in := inspection{Plugin: p.Name(), Prefix: spec.Prefix, Interface: p.Interface().String()}
