@@ -5,7 +5,6 @@ package main_test
 // client leaves early, and what make run does.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -30,7 +29,7 @@ const trappyPanic = `panic: typed: AddTool "bad": input type: ForType(main.badIn
 // message, once, naming the plugin once; the panic and its goroutine dump
 // are not logged as warnings, once per export.
 func TestStartupPanic(t *testing.T) {
-	trappy := testutil.BuildPlugin(t, "./internal/testplugins/trappy")
+	trappy := copyPlugin(t, "./internal/testplugins/trappy", "trappy.wasm")
 	want := "plugin trappy crashed while starting: " + trappyPanic
 	check := func(what, stderr string, code int) {
 		t.Helper()
@@ -86,14 +85,7 @@ func TestOutOfMemory(t *testing.T) {
 // directory gets the error it always got, and the log says which grant
 // would allow it.
 func TestFileWithoutGrant(t *testing.T) {
-	b, err := os.ReadFile(testutil.BuildPlugin(t, "./internal/testplugins/typed"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	typed := filepath.Join(t.TempDir(), "typed.wasm")
-	if err := os.WriteFile(typed, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	typed := copyPlugin(t, "./internal/testplugins/typed", "typed.wasm")
 	_, stderr, code := run(t, "call", typed, "read_file", `{"path":"/data/hello.txt"}`)
 	if code != 1 || lastLine(stderr) != "open /data/hello.txt: Bad file number" {
 		t.Errorf("read_file without grants: exit %d, last line %q", code, lastLine(stderr))
@@ -160,33 +152,19 @@ func TestMakeRun(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "make", "-C", testutil.Root(), "run", "RUN_ADDR=127.0.0.1:0", "HANGAR_BIN="+bin)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
+	var out testutil.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var out strings.Builder
-	ready := make(chan struct{})
-	go func() {
-		s := bufio.NewScanner(pr)
-		once := false
-		for s.Scan() {
-			out.WriteString(s.Text() + "\n")
-			if !once && strings.Contains(s.Text(), "msg=ready") {
-				once = true
-				close(ready)
-			}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	for deadline := time.Now().Add(14 * time.Minute); !strings.Contains(out.String(), "msg=ready"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("make run: not ready:\n%s", out.String())
 		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(14 * time.Minute):
-		t.Fatalf("make run: not ready")
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 	err := cmd.Wait()
-	pw.Close()
-	time.Sleep(100 * time.Millisecond)
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGINT) {
 		t.Errorf("make run after Ctrl-C: %v\n%s", err, out.String())
@@ -208,6 +186,7 @@ func TestMakeRun(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { srv.Process.Kill() })
 	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(logs.String(), "msg=ready"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("hangar not ready:\n%s", logs.String())
@@ -217,6 +196,21 @@ func TestMakeRun(t *testing.T) {
 	if err := srv.Wait(); err != nil {
 		t.Errorf("hangar serve after SIGINT: %v, want exit status 0\n%s", err, logs.String())
 	}
+}
+
+// copyPlugin builds the plugin pkg and returns a copy of it named name, so
+// that hangar names the plugin after it (the builds' names carry a hash).
+func copyPlugin(t *testing.T, pkg, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(testutil.BuildPlugin(t, pkg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // lastLine is the last non-empty line of s.
