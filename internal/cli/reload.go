@@ -193,7 +193,7 @@ func logErrorLines(log *slog.Logger, msg string, err error) {
 }
 
 func (r *reloader) swap(ctx context.Context) error {
-	cfg, err := config.Load(r.path)
+	cfg, err := loadConfig(r.path)
 	if err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 
 	cfg := &config.Config{HTTP: config.DefaultHTTP()}
 	if f.config != "" {
-		if cfg, err = config.Load(f.config); err != nil {
+		if cfg, err = loadConfig(f.config); err != nil {
 			return unsetHint(err)
 		}
 	}

@@ -2,16 +2,12 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/tetratelabs/wazero/sys"
 )
 
 // Plugin is a compiled plugin with its pool of instances. It is safe for
@@ -28,6 +24,8 @@ type Plugin struct {
 	stateless bool          // the module exports StatelessExport
 	vars      sharedVars    // Extism variables, shared by all instances
 	listSeq   atomic.Uint64 // numbers the readings of the lists
+
+	progressDropped atomic.Uint64 // see ProgressDropped (host.go)
 
 	roots     []*os.Root // the granted directories, closed after the module
 	closeOnce sync.Once
@@ -214,17 +212,7 @@ func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export stri
 		if denied := p.hostDenied(export, err); denied != nil {
 			return nil, spent, false, changed, denied
 		}
-		var exit *sys.ExitError
-		if errors.As(err, &exit) {
-			return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w: exited with code %d", p.name, export, ErrTrap, exit.ExitCode())
-		}
-		// The wasm stack trace is for the log, not for the client.
-		msg := err.Error()
-		if i := strings.Index(msg, "\nwasm stack trace:"); i >= 0 {
-			p.log.Warn("plugin crashed", "export", export, "error", msg)
-			msg = msg[:i]
-		}
-		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w: %s", p.name, export, ErrTrap, msg)
+		return nil, spent, false, changed, p.crashError(export, err) // errors.go
 	}
 	// A module that exited with code 0 succeeded, but is closed.
 	healthy = !inst.mod.IsClosed()
