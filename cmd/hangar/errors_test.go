@@ -150,7 +150,14 @@ func TestMakeRun(t *testing.T) {
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "hangar")
 	cmd := exec.CommandContext(ctx, "make", "-C", testutil.Root(), "run", "RUN_ADDR=127.0.0.1:0", "HANGAR_BIN="+bin)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
+	// The Go build cache stays the one in use (a fresh XDG_CACHE_HOME would
+	// move it too, and make would build hangar from nothing); Hangar's own
+	// caches go to the scratch directory.
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "GOCACHE="+strings.TrimSpace(string(gocache)), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -164,7 +171,7 @@ func TestMakeRun(t *testing.T) {
 		}
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-	err := cmd.Wait()
+	err = cmd.Wait()
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGINT) {
 		t.Errorf("make run after Ctrl-C: %v\n%s", err, out.String())
