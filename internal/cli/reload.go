@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,31 +22,21 @@ import (
 	"github.com/hangar-mcp/hangar/internal/server"
 )
 
-// running is a plugin as loaded from its configuration: by a reload
-// (plugin), or at the start, in the background (bg).
+// running is a plugin as loaded from its configuration, at the start (in
+// the background) or by a reload (loaded and listed before the swap).
 type running struct {
 	spec   config.Plugin
 	digest [sha256.Size]byte // of the module's bytes
-	plugin *plugin.Plugin
 	bg     *background
 }
 
 // mount is the plugin as the server presents it.
 func (r running) mount() server.Mount {
-	if r.bg != nil {
-		return server.Mount{Loading: r.bg.loading, Prefix: r.spec.Prefix}
-	}
-	return server.Mount{Plugin: r.plugin, Prefix: r.spec.Prefix}
+	return server.Mount{Loading: r.bg.loading, Prefix: r.spec.Prefix}
 }
 
 // close closes the plugin; calls in flight finish first.
-func (r running) close(ctx context.Context) {
-	if r.bg != nil {
-		r.bg.close(ctx)
-		return
-	}
-	r.plugin.Close(ctx)
-}
+func (r running) close(ctx context.Context) { r.bg.close(ctx) }
 
 // reloader keeps the server's plugins in step with the configuration file:
 // on SIGHUP, or when the file changes, it loads the new configuration beside
@@ -55,7 +46,7 @@ type reloader struct {
 	path    string          // configuration file
 	extra   []config.Plugin // plugins named on the command line
 	http    config.HTTP     // as served; not changed by a reload
-	service [2]any          // the metrics and tracing sections, as served
+	service [3]any          // the metrics, tracing and deployment sections, as served
 	engine  func() (*plugin.Engine, error)
 	srv     *server.Server
 	log     *slog.Logger
@@ -202,15 +193,15 @@ func logErrorLines(log *slog.Logger, msg string, err error) {
 }
 
 func (r *reloader) swap(ctx context.Context) error {
-	cfg, err := config.Load(r.path)
+	cfg, err := loadConfig(r.path)
 	if err != nil {
 		return err
 	}
 	if !reflect.DeepEqual(cfg.HTTP, r.http) {
 		r.log.Warn("the http section changed; it takes effect at the next start")
 	}
-	if !reflect.DeepEqual([2]any{cfg.Metrics, cfg.Tracing}, r.service) {
-		r.log.Warn("the metrics or tracing section changed; it takes effect at the next start")
+	if !reflect.DeepEqual([3]any{cfg.Metrics, cfg.Tracing, cfg.Deployment}, r.service) {
+		r.log.Warn("the metrics, tracing or deployment section changed; it takes effect at the next start")
 	}
 	specs := append(cfg.Plugins, r.extra...)
 	if err := uniqueNames(specs); err != nil {
@@ -223,7 +214,7 @@ func (r *reloader) swap(ctx context.Context) error {
 	for i, spec := range specs {
 		next[i] = running{spec: spec, digest: moduleDigest(spec)}
 		if old, ok := r.find(next[i]); ok {
-			next[i].plugin, next[i].bg = old.plugin, old.bg
+			next[i].bg = old.bg
 			continue
 		}
 		load = append(load, spec)
@@ -237,8 +228,13 @@ func (r *reloader) swap(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for j, p := range loaded {
-		next[loadAt[j]].plugin = p
+	bgs, err := listLoaded(ctx, load, loaded)
+	if err != nil {
+		closeAll(ctx, loaded)
+		return err
+	}
+	for j, b := range bgs {
+		next[loadAt[j]].bg = b
 	}
 	ms := make([]server.Mount, len(next))
 	for i, n := range next {
@@ -249,20 +245,49 @@ func (r *reloader) swap(ctx context.Context) error {
 		return err
 	}
 
-	kept := map[*plugin.Plugin]bool{}
-	keptBg := map[*background]bool{}
+	kept := map[*background]bool{}
 	for _, n := range next {
-		kept[n.plugin] = true
-		keptBg[n.bg] = true
+		kept[n.bg] = true
 	}
 	for _, old := range r.current {
-		if (old.bg == nil && !kept[old.plugin]) || (old.bg != nil && !keptBg[old.bg]) {
+		if !kept[old.bg] {
 			old.close(ctx) // calls in flight finish first
 		}
 	}
 	r.current = next
+	setMemoryLimit(specs, r.log) // memlimit.go
 	r.log.Info("reloaded", "plugins", len(next), "loaded", len(loaded), "kept", len(next)-len(loaded))
 	return nil
+}
+
+// listLoaded reads the lists of the plugins a reload loaded, all at once,
+// each within its call timeout (plugin.ReadLists): a plugin that sleeps or
+// loops as it starts holds the reload for that long at most, not once per
+// plugin. The plugins are handed to the server loaded, with their lists,
+// which it then does not read again.
+func listLoaded(ctx context.Context, specs []config.Plugin, plugins []*plugin.Plugin) ([]*background, error) {
+	bgs := make([]*background, len(plugins))
+	errs := make([]error, len(plugins))
+	var wg sync.WaitGroup
+	for i, p := range plugins {
+		wg.Go(func() {
+			live, err := p.ReadLists(ctx, plugin.AllLists)
+			if err != nil {
+				errs[i] = fmt.Errorf("plugin %s: %w", specs[i].Name, err)
+				return
+			}
+			l := server.NewLoading(specs[i].Name, live, specs[i].Limits.CallTimeout)
+			l.Loaded(p, live)
+			done := make(chan struct{})
+			close(done)
+			bgs[i] = &background{spec: specs[i], loading: l, cancel: func() {}, done: done}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return bgs, nil
 }
 
 // find returns the running plugin with the same configuration and module.
@@ -270,7 +295,7 @@ func (r *reloader) swap(ctx context.Context) error {
 // tries it again.
 func (r *reloader) find(n running) (running, bool) {
 	for _, old := range r.current {
-		if old.bg != nil && old.bg.loading.Err() != nil {
+		if old.bg.loading.Err() != nil {
 			continue
 		}
 		if old.digest == n.digest && reflect.DeepEqual(old.spec, n.spec) {

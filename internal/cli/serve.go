@@ -52,16 +52,19 @@ named on the command line (with default limits and no grants), and serves
 them as one MCP server.
 
 Serving starts before the plugins are compiled. The HTTP listener opens
-first, so an address in use fails at once. Each plugin's lists (tools,
-resources, prompts) come from the catalog cache beside the compiled code
-(keyed by the module's SHA-256 and the plugin's configuration), else from
-running the plugin in wazero's interpreter (only plugins granted no
-network and no writable directory), else from compiling it. The plugins
-then compile in the background: calls wait for their plugin, for at most
-its call timeout, and clients are told if a plugin's own lists differ from
-those offered. The log says "ready" once every plugin is compiled. On a
-terminal, downloads and compilations show progress bars; otherwise they
-log progress lines (see docs/startup.md).
+first, so an address in use fails at once, and answers /healthz and
+/readyz from then on; MCP requests wait for the plugins' lists. Each
+plugin's lists (tools, resources, prompts) come from the catalog cache
+beside the compiled code (keyed by the module's SHA-256 and the plugin's
+configuration), else from running the plugin in wazero's interpreter
+(only plugins granted no network and no writable directory), else from
+compiling it. The plugins then compile in the background: calls wait for
+their plugin, for at most its call timeout, and clients are told if a
+plugin's own lists differ from those offered. A plugin whose code takes
+more than 10 s to list it is served without lists until it has them, so
+that it holds up no other. The log says "ready" once every plugin is
+compiled. On a terminal, downloads and compilations show progress bars;
+otherwise they log progress lines (see docs/startup.md).
 
 The transport is stdio unless --http is given or the configuration sets
 http.addr; then it is Streamable HTTP at http://ADDR/mcp (and, if the
@@ -127,7 +130,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 
 	cfg := &config.Config{HTTP: config.DefaultHTTP()}
 	if f.config != "" {
-		if cfg, err = config.Load(f.config); err != nil {
+		if cfg, err = loadConfig(f.config); err != nil {
 			return unsetHint(err)
 		}
 	}
@@ -141,6 +144,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintln(env.Stderr, "hangar serve: no plugins: give --config FILE or PLUGIN.wasm files")
 		return errUsage
 	}
+	setMemoryLimit(cfg.Plugins, log) // memlimit.go
 	addr := f.http
 	if addr == "" && !f.stdio {
 		addr = cfg.HTTP.Addr
@@ -154,6 +158,10 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer sv.close()
+
+	// No plugin reaches the deployment's other servers, from its start on
+	// (and none reaches this one: see below).
+	defer plugin.ProtectDeployment(cfg.Deployment.Addresses)()
 
 	// The listener comes first: an address in use fails now, before any
 	// plugin loads.
@@ -189,6 +197,17 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	// Plugins are listed first and compiled in the background (startup.go).
 	prog := newProgress(log, logOut, len(cfg.Plugins), isTerminal(env.Stderr) && log.Enabled(ctx, slog.LevelInfo))
 	st := &starter{engine: engine, cacheDir: cacheDir, store: catalog.Open(cacheDir), log: log, progress: prog}
+	sv.starting = st.notListed
+	// The probes answer from now on, on the operations listener and beside
+	// /mcp; MCP requests wait for the server.
+	if err := sv.startOps(); err != nil {
+		return err
+	}
+	var web *webServer
+	if ln != nil {
+		web = startHTTP(ln, cfg.HTTP, sv, log)
+		defer web.close()
+	}
 	if bgs, err = st.start(ctx, cfg.Plugins); err != nil {
 		return err
 	}
@@ -206,11 +225,11 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		prog.close()
 		return err
 	}
-	sv.readiness = srv.Readiness // for /readyz
+	sv.srv.Store(srv) // for /readyz
 	log.Info("plugins listed; serving", "count", len(bgs), "elapsed", time.Since(start).Round(time.Millisecond))
 	go whenLoaded(ctx, bgs, start, prog, log)
 
-	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [2]any{cfg.Metrics, cfg.Tracing}, engine: engine, srv: srv, log: log, metrics: sv.metrics}
+	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [3]any{cfg.Metrics, cfg.Tracing, cfg.Deployment}, engine: engine, srv: srv, log: log, metrics: sv.metrics}
 	for _, b := range bgs {
 		r.current = append(r.current, running{spec: b.spec, digest: moduleDigest(b.spec), bg: b})
 	}
@@ -221,9 +240,6 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		go ignoreHangup(ctx, log)
 	}
 
-	if err := sv.startOps(); err != nil {
-		return err
-	}
 	if ln == nil {
 		defer sv.metrics.SessionOpened(metrics.TransportStdio)()
 		return serveStdio(ctx, srv, cfg.HTTP.DrainTimeout, log)
@@ -231,7 +247,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if f.http == "" { // http.addr of the configuration: a stdio client may not know
 		go answerStdin(env.Stdin, env.Stdout, log, ln.Addr().String(), f.config)
 	}
-	return serveHTTP(ctx, srv, ln, cfg.HTTP, sv, log)
+	return web.serve(ctx, srv, cfg.HTTP, sv, log)
 }
 
 // serveStdio serves srv on stdin and stdout until the client leaves or ctx
@@ -309,7 +325,61 @@ func connectionCap(hc config.HTTP) int {
 	return connectionLimit()
 }
 
-func serveHTTP(ctx context.Context, srv *server.Server, ln net.Listener, hc config.HTTP, sv *service, log *slog.Logger) error {
+// webServer is the HTTP server of `hangar serve`. It serves from the
+// moment the listener opens, through a gate: until the MCP server is
+// built, the gate answers the health probes itself and holds every other
+// request, so that a slow start never leaves a probe unanswered.
+type webServer struct {
+	hs   *http.Server
+	gate *gate
+	errc chan error
+	url  string
+}
+
+// startHTTP serves ln through a gate, at once.
+func startHTTP(ln net.Listener, hc config.HTTP, sv *service, log *slog.Logger) *webServer {
+	probes := http.NewServeMux()
+	probes.Handle(server.HealthPath, server.HealthHandler())
+	probes.Handle(server.ReadyPath, server.ReadyHandler(sv.readiness, hc.Auth == nil))
+	g := &gate{probes: probes, open: make(chan struct{})}
+	w := &webServer{
+		gate: g,
+		errc: make(chan error, 1),
+		url:  sv.scheme() + "://" + ln.Addr().String() + server.Path,
+		hs: &http.Server{
+			// A request a plugin made (of this server's, or of another
+			// Hangar's) is refused before anything else.
+			Handler:   plugin.RefuseMarked(g),
+			TLSConfig: sv.tls,
+			// The body's read timeout is the handler's (server.HTTPOptions): the
+			// server's ReadTimeout would also cut off the detection of clients
+			// that go away during a long call.
+			ReadHeaderTimeout: hc.ReadHeaderTimeout,
+			IdleTimeout:       hc.IdleTimeout,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		},
+	}
+	go func() {
+		if sv.tls != nil {
+			w.errc <- w.hs.ServeTLS(ln, "", "")
+			return
+		}
+		w.errc <- w.hs.Serve(ln)
+	}()
+	log.Debug("listening: answering health probes while the plugins are listed", "addr", ln.Addr().String())
+	return w
+}
+
+// close stops a server whose start failed: requests held by the gate are
+// answered 503. It does nothing to one that served.
+func (w *webServer) close() {
+	if w.gate.fail() {
+		w.hs.Close()
+	}
+}
+
+// serve serves srv until ctx is done, then drains it.
+func (w *webServer) serve(ctx context.Context, srv *server.Server, hc config.HTTP, sv *service, log *slog.Logger) error {
 	conns := connectionCap(hc)
 	hopts := &server.HTTPOptions{
 		AllowedOrigins: hc.AllowedOrigins,
@@ -321,30 +391,13 @@ func serveHTTP(ctx context.Context, srv *server.Server, ln net.Listener, hc conf
 		WriteTimeout:   hc.WriteTimeout,
 	}
 	sv.httpOptions(hopts) // auth, readiness, metrics: service.go
-	hs := &http.Server{
-		Handler:   srv.HTTPHandler(hopts),
-		TLSConfig: sv.tls,
-		// The body's read timeout is the handler's (server.HTTPOptions): the
-		// server's ReadTimeout would also cut off the detection of clients
-		// that go away during a long call.
-		ReadHeaderTimeout: hc.ReadHeaderTimeout,
-		IdleTimeout:       hc.IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	url := sv.scheme() + "://" + ln.Addr().String() + server.Path
-	log.Info("serving MCP over Streamable HTTP", "url", url,
+	hs := w.hs
+	w.gate.set(srv.HTTPHandler(hopts))
+	log.Info("serving MCP over Streamable HTTP", "url", w.url,
 		"max_connections", conns, "max_sessions", hc.MaxSessions)
-	sv.logAccess(url)
-	errc := make(chan error, 1)
-	go func() {
-		if sv.tls != nil {
-			errc <- hs.ServeTLS(ln, "", "")
-			return
-		}
-		errc <- hs.Serve(ln)
-	}()
+	sv.logAccess(w.url)
 	select {
-	case err := <-errc:
+	case err := <-w.errc:
 		return err
 	case <-ctx.Done():
 	}
@@ -369,6 +422,55 @@ func serveHTTP(ctx context.Context, srv *server.Server, ln net.Listener, hc conf
 		return err
 	}
 	return nil
+}
+
+// gate hands requests to the MCP server's handler once it is set. Until
+// then it answers the probes itself and holds other requests, until the
+// handler is set (or the start fails: 503) or the client gives up.
+type gate struct {
+	probes http.Handler
+	open   chan struct{} // closed by set or fail
+	once   sync.Once
+	h      http.Handler // nil once the start failed
+}
+
+// set opens the gate to h.
+func (g *gate) set(h http.Handler) {
+	g.once.Do(func() {
+		g.h = h
+		close(g.open)
+	})
+}
+
+// fail opens the gate to nothing, unless it is open, and reports whether
+// it did.
+func (g *gate) fail() (failed bool) {
+	g.once.Do(func() {
+		close(g.open)
+		failed = true
+	})
+	return failed
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-g.open:
+	default:
+		if r.URL.Path == server.HealthPath || r.URL.Path == server.ReadyPath {
+			g.probes.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case <-g.open:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if g.h == nil {
+		http.Error(w, "Service Unavailable: hangar failed to start", http.StatusServiceUnavailable)
+		return
+	}
+	g.h.ServeHTTP(w, r)
 }
 
 // fallbackConnections caps HTTP connections when the open-file limit is

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hangar-mcp/hangar/internal/auth"
@@ -31,10 +32,24 @@ type service struct {
 	auth    *auth.Authenticator
 	tls     *tls.Config // nil: plain HTTP
 	ops     *http.Server
-	// readiness says whether every plugin is loaded, for /readyz beside
-	// /mcp and on the operations listener; nil: a server built from loaded
-	// plugins is ready.
-	readiness func() (bool, map[string]string)
+	// srv is the MCP server, once the start has built it; until then,
+	// starting names the plugins the start waits for (see readiness).
+	srv      atomic.Pointer[server.Server]
+	starting func() map[string]string
+}
+
+// readiness says whether every plugin is loaded, for /readyz beside /mcp
+// and on the operations listener: the server's, once it is built; before,
+// not ready, with the plugins still being listed.
+func (sv *service) readiness() (bool, map[string]string) {
+	if srv := sv.srv.Load(); srv != nil {
+		return srv.Readiness()
+	}
+	notReady := map[string]string{}
+	if sv.starting != nil {
+		notReady = sv.starting()
+	}
+	return false, notReady
 }
 
 // newService checks that HTTP on addr is allowed by cfg (an address other
@@ -136,7 +151,7 @@ func (sv *service) startOps() error {
 	mux.Handle(server.MetricsPath, sv.metrics.Handler())
 	mux.Handle(server.HealthPath, server.HealthHandler())
 	mux.Handle(server.ReadyPath, server.ReadyHandler(sv.readiness, true))
-	sv.ops = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
+	sv.ops = &http.Server{Handler: plugin.RefuseMarked(mux), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
 		ErrorLog: slog.NewLogLogger(sv.log.Handler(), slog.LevelWarn)}
 	go func() {
 		defer unprotect()

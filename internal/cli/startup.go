@@ -37,6 +37,17 @@ import (
 // they differ from those it offered. A failure before a plugin has lists
 // stops the start, as it always did; a failure after is reported by the
 // plugin's calls and by the server's Readiness.
+//
+// No plugin's code holds the others: the start waits for a plugin's own
+// listing (its code running, in the interpreter or compiled) for at most
+// listWait. A plugin still running then (one that sleeps or loops as it
+// starts) is served as loading with no lists, and joins when it has them
+// (the server tells clients the lists changed); if it fails, its calls and
+// Readiness say why, and the others serve on. The listing is itself
+// bounded by the plugin's call timeout (plugin.ReadLists). The start still
+// waits for what Hangar does (reading, fetching and compiling modules),
+// with the health probes answered meanwhile (serve.go), and compilation
+// stops waiting for the interpreter runs once one of them is that slow.
 
 // starter loads the plugins of one start.
 type starter struct {
@@ -51,6 +62,54 @@ type starter struct {
 
 	listing      sync.WaitGroup // plugins whose lists are not found yet (steps 1 and 2)
 	compileFirst atomic.Int32   // plugins that must be compiled to be listed
+
+	// listWait bounds the start's wait for a plugin's code to list it; 0
+	// means startListWait.
+	listWait time.Duration
+	results  chan listed   // what each plugin reports to the start
+	listed   chan struct{} // closed once listing is zero
+	slow     chan struct{} // closed once a plugin's listing took listWait
+	slowOnce sync.Once
+
+	mu      sync.Mutex
+	pending map[string]bool // plugins whose lists the start waits for
+}
+
+// startListWait is how long the start waits for a plugin's code to list
+// it before it serves without that plugin.
+var startListWait = 10 * time.Second
+
+// notListed reports the plugins the start still waits for, for /readyz
+// before the server is built.
+func (st *starter) notListed() map[string]string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	m := map[string]string{}
+	for name := range st.pending {
+		m[name] = "listing"
+	}
+	return m
+}
+
+// waitListed waits until every plugin is listed (steps 1 and 2), or one
+// of them has taken listWait to list, or ctx is done.
+func (st *starter) waitListed(ctx context.Context) {
+	select {
+	case <-st.listed:
+	case <-st.slow:
+	case <-ctx.Done():
+	}
+}
+
+// listingRuns marks the start of the code of the plugin at index listing it;
+// the returned function marks its end. If it runs for listWait, the start
+// is told to serve without the plugin.
+func (st *starter) listingRuns(index int) (end func()) {
+	t := time.AfterFunc(st.listWait, func() {
+		st.slowOnce.Do(func() { close(st.slow) })
+		st.results <- listed{index: index, late: true}
+	})
+	return func() { t.Stop() }
 }
 
 // background is a plugin loading, or loaded, in the background.
@@ -110,43 +169,81 @@ func backgroundDone(bgs []*background, d time.Duration) bool {
 
 // listed is the result of the first part of a plugin's load.
 type listed struct {
+	index  int  // of the plugin in the start's list
+	late   bool // not a result: the plugin's code took listWait to list it
 	lists  *plugin.Lists
 	plugin *plugin.Plugin // when it had to be compiled to be listed
 	err    error
 }
 
 // start resolves and lists every plugin, returning once all are listed
-// (or one failed); compilation goes on in the background.
+// (or one failed), except those whose code took listWait to list them;
+// compilation goes on in the background.
 func (st *starter) start(ctx context.Context, specs []config.Plugin) ([]*background, error) {
+	if st.listWait <= 0 {
+		st.listWait = startListWait
+	}
+	// Each plugin reports its lists or failure once, and "late" at most
+	// once for each of its two listings (interpreter, compiled).
+	st.results = make(chan listed, 3*len(specs))
+	st.listed = make(chan struct{})
+	st.slow = make(chan struct{})
+	st.mu.Lock()
+	st.pending = map[string]bool{}
+	for _, spec := range specs {
+		st.pending[spec.Name] = true
+	}
+	st.mu.Unlock()
 	bgs := make([]*background, len(specs))
-	results := make([]chan listed, len(specs))
 	handover := make([]chan *server.Loading, len(specs))
 	st.listing.Add(len(specs))
+	go func() {
+		st.listing.Wait()
+		close(st.listed)
+	}()
 	for i, spec := range specs {
 		lctx, cancel := context.WithCancel(ctx)
 		bgs[i] = &background{spec: spec, cancel: cancel, done: make(chan struct{})}
-		results[i] = make(chan listed, 1)
 		handover[i] = make(chan *server.Loading, 1)
 		go func() {
 			defer close(bgs[i].done)
-			st.load(lctx, spec, results[i], handover[i])
+			st.load(lctx, i, spec, handover[i])
 		}()
 	}
 	var errs []error
 	lists := make([]listed, len(specs))
+	got := make([]bool, len(specs))
+	late := st.collect(lists, got, specs)
 	for i := range specs {
-		lists[i] = <-results[i]
-		if lists[i].err != nil {
-			errs = append(errs, fmt.Errorf("plugin %s: %w", specs[i].Name, lists[i].err))
+		if got[i] && lists[i].err != nil {
+			errs = append(errs, pluginError(specs[i].Name, lists[i].err))
 		}
 	}
-	st.closeInterpreter()
+	if len(late) > 0 && len(errs) == 0 {
+		st.log.Warn("serving before every plugin is listed: the others join when they are", "listing", late, "waited", st.listWait)
+	}
+	if len(late) == 0 {
+		st.closeInterpreter()
+	} else {
+		// A plugin still in the interpreter uses it: close it once the
+		// interpreter runs are over.
+		go func() {
+			<-st.listed
+			st.closeInterpreter()
+		}()
+	}
 	if err := errors.Join(errs...); err != nil {
 		for i, b := range bgs {
 			b.cancel()
 			close(handover[i])
 			<-b.done
 			if p := lists[i].plugin; p != nil {
+				p.Close(context.Background())
+			}
+		}
+		// And those of plugins listed after the start stopped waiting.
+		for len(st.results) > 0 {
+			if p := (<-st.results).plugin; p != nil {
 				p.Close(context.Background())
 			}
 		}
@@ -158,15 +255,61 @@ func (st *starter) start(ctx context.Context, specs []config.Plugin) ([]*backgro
 		if limits.CallTimeout <= 0 {
 			limits.CallTimeout = config.DefaultCallTimeout
 		}
-		b.loading = server.NewLoading(b.spec.Name, lists[i].lists, limits.CallTimeout)
+		offered := lists[i].lists
+		if !got[i] {
+			// Not listed yet: it offers nothing until it is loaded.
+			offered = &plugin.Lists{Read: plugin.AllLists}
+		}
+		b.loading = server.NewLoading(b.spec.Name, offered, limits.CallTimeout)
 		handover[i] <- b.loading
 	}
 	return bgs, nil
 }
 
+// collect receives the plugins' lists until every plugin has reported,
+// or has taken listWait to list, and returns the names of those that have
+// not reported.
+func (st *starter) collect(lists []listed, got []bool, specs []config.Plugin) (late []string) {
+	gaveUp := make([]bool, len(specs))
+	waiting := len(specs)
+	for waiting > 0 {
+		l := <-st.results
+		switch {
+		case got[l.index]:
+			continue
+		case l.late:
+			if !gaveUp[l.index] {
+				gaveUp[l.index] = true
+				waiting--
+			}
+			continue
+		case !gaveUp[l.index]:
+			waiting--
+		case l.err != nil:
+			// A plugin the start stopped waiting for never stops it: it
+			// fails through its Loading.
+			continue
+		}
+		lists[l.index], got[l.index] = l, true
+		st.mu.Lock()
+		delete(st.pending, specs[l.index].Name)
+		st.mu.Unlock()
+	}
+	for i, ok := range got {
+		if !ok {
+			late = append(late, specs[i].Name)
+		}
+	}
+	return late
+}
+
 // load loads one plugin: it reports the plugin's lists on listed, then,
 // once handed its Loading, finishes the load there.
-func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- listed, handover <-chan *server.Loading) {
+func (st *starter) load(ctx context.Context, index int, spec config.Plugin, handover <-chan *server.Loading) {
+	result := func(l listed) {
+		l.index = index
+		st.results <- l
+	}
 	notListed := true
 	doneListing := func() {
 		if notListed {
@@ -176,10 +319,23 @@ func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- l
 	}
 	defer doneListing()
 	log := st.log.With("plugin", spec.Name)
+	// failed reports a failure before the plugin had lists: to the start,
+	// which stops, or, when the start served without waiting for this
+	// plugin, through its Loading.
+	failed := func(err error) {
+		result(listed{err: err})
+		if l, ok := <-handover; ok {
+			err = fmt.Errorf("plugin %s: %w", spec.Name, err) // as the start says it
+			st.progress.pluginDone()
+			log.Error("plugin failed to load; its calls fail until a reload loads it", "error", err)
+			l.Failed(err)
+		}
+	}
 
 	wasm, err := readPlugin(source.WithProgress(ctx, st.progress.download(spec.Name)), spec, st.log)
 	if err != nil {
-		result <- listed{err: err}
+		doneListing()
+		failed(err)
 		return
 	}
 	key := catalog.KeyOf(wasm, spec)
@@ -194,7 +350,7 @@ func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- l
 	}
 	if lists == nil && interpretable(spec) {
 		start := time.Now()
-		if lists, err = st.interpret(ctx, wasm, spec); err != nil {
+		if lists, err = st.interpret(ctx, index, wasm, spec); err != nil {
 			// The compiler will say what is wrong, in its own words.
 			log.Debug("listing in the interpreter failed; compiling first", "error", err)
 		} else {
@@ -202,14 +358,16 @@ func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- l
 		}
 	}
 	if lists != nil {
-		result <- listed{lists: lists}
+		result(listed{lists: lists})
 	} else {
 		st.compileFirst.Add(1)
 	}
 	doneListing()
 
-	// Interpreter runs come first: compiling would take the cores from them.
-	st.listing.Wait()
+	// Interpreter runs come first: compiling would take the cores from
+	// them. A plugin that is slow to list holds nobody past the start's
+	// deadline.
+	st.waitListed(ctx)
 	var l *server.Loading
 	if lists != nil && st.compileFirst.Load() == 0 {
 		// And the start itself: serving begins before this plugin takes
@@ -225,7 +383,7 @@ func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- l
 		live *plugin.Lists
 	)
 	if err = ctx.Err(); err == nil {
-		p, live, err = st.compile(ctx, wasm, spec)
+		p, live, err = st.compile(ctx, index, wasm, spec)
 	}
 	if err == nil {
 		if perr := st.store.Put(key, live); perr != nil {
@@ -233,10 +391,11 @@ func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- l
 		}
 	}
 	if lists == nil {
-		result <- listed{lists: live, plugin: p, err: err}
 		if err != nil {
+			failed(err)
 			return
 		}
+		result(listed{lists: live, plugin: p})
 	}
 	if l == nil {
 		var ok bool
@@ -264,7 +423,7 @@ func (st *starter) load(ctx context.Context, spec config.Plugin, result chan<- l
 }
 
 // compile loads the plugin with the compiler and reads its lists.
-func (st *starter) compile(ctx context.Context, wasm []byte, spec config.Plugin) (*plugin.Plugin, *plugin.Lists, error) {
+func (st *starter) compile(ctx context.Context, index int, wasm []byte, spec config.Plugin) (*plugin.Plugin, *plugin.Lists, error) {
 	e, err := st.engine()
 	if err != nil {
 		return nil, nil, fmt.Errorf("compiling plugin %s: %w", spec.Name, err)
@@ -275,10 +434,12 @@ func (st *starter) compile(ctx context.Context, wasm []byte, spec config.Plugin)
 	if err != nil {
 		return nil, nil, err
 	}
+	end := st.listingRuns(index)
 	live, err := p.ReadLists(ctx, plugin.AllLists)
+	end()
 	if err != nil {
 		p.Close(context.Background())
-		return nil, nil, fmt.Errorf("plugin %s: %w", spec.Name, err)
+		return nil, nil, pluginError(spec.Name, err)
 	}
 	return p, live, nil
 }
@@ -300,7 +461,7 @@ func interpretable(spec config.Plugin) bool {
 
 // interpret loads the plugin in the interpreter, reads its lists and
 // closes it.
-func (st *starter) interpret(ctx context.Context, wasm []byte, spec config.Plugin) (*plugin.Lists, error) {
+func (st *starter) interpret(ctx context.Context, index int, wasm []byte, spec config.Plugin) (*plugin.Lists, error) {
 	st.interpMu.Lock()
 	if st.interp == nil {
 		st.interp = plugin.NewInterpreterEngine(st.cacheDir)
@@ -312,7 +473,9 @@ func (st *starter) interpret(ctx context.Context, wasm []byte, spec config.Plugi
 		return nil, err
 	}
 	defer p.Close(context.Background())
+	end := st.listingRuns(index)
 	l, err := p.ReadLists(ctx, plugin.AllLists)
+	end()
 	if err != nil {
 		return nil, err
 	}
@@ -354,15 +517,25 @@ func whenLoaded(ctx context.Context, bgs []*background, start time.Time, p *prog
 	}
 	p.close()
 	failed := map[string]string{}
+	var stopped []string
 	for _, b := range bgs {
-		if err := b.loading.Err(); err != nil {
+		switch err := b.loading.Err(); {
+		case errors.Is(err, plugin.ErrClosed):
+			// Hangar is stopping (a stdio client closed its end early)
+			// or a reload replaced the plugin: not a failure.
+			stopped = append(stopped, b.spec.Name)
+		case err != nil:
 			failed[b.spec.Name] = err.Error()
 		}
 	}
 	elapsed := time.Since(start).Round(time.Millisecond)
-	if len(failed) > 0 {
+	switch {
+	case len(stopped) > 0 && len(failed) == 0:
+		log.Debug("loading stopped: hangar is stopping, or a reload replaced plugins", "plugins", stopped, "elapsed", elapsed)
+		return
+	case len(failed) > 0:
 		log.Warn("ready, but some plugins failed to load", "plugins", len(bgs), "failed", failed, "elapsed", elapsed)
-	} else {
+	default:
 		log.Info("ready", "plugins", len(bgs), "elapsed", elapsed)
 	}
 	// Compiling leaves hundreds of megabytes of garbage behind; give it

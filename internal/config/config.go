@@ -13,7 +13,7 @@ const (
 	DefaultHTTPAddr           = "127.0.0.1:8080" // for HTTP requested without an address
 	DefaultMemory       int64 = 256 << 20        // 256MiB = 4096 pages
 	DefaultCallTimeout        = 30 * time.Second
-	DefaultHostTimeout        = 10 * time.Minute
+	DefaultHostTimeout        = 2 * time.Minute
 	DefaultMaxInstances       = 0        // automatic: 1, or one per core for a stateless plugin
 	DefaultMaxOutput    int64 = 16 << 20 // 16MiB
 )
@@ -45,10 +45,11 @@ const (
 // Config is a validated, fully defaulted Hangar configuration. Treat it as
 // read-only once returned.
 type Config struct {
-	HTTP    HTTP
-	Metrics Metrics
-	Tracing *Tracing // nil: tracing is off
-	Plugins []Plugin // in file order; nil when the file lists none
+	HTTP       HTTP
+	Metrics    Metrics
+	Tracing    *Tracing   // nil: tracing is off
+	Deployment Deployment // the zero value: a server alone
+	Plugins    []Plugin   // in file order; nil when the file lists none
 }
 
 // HTTP holds the settings for serving Streamable HTTP. After Load or

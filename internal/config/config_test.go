@@ -79,7 +79,7 @@ func TestFullExample(t *testing.T) {
 	// Spot checks, so the golden file cannot silently hold wrong values.
 	w := cfg.Plugins[len(cfg.Plugins)-1]
 	if w.Limits.MemoryPages != 1024 || w.Limits.MaxOutput != 1_000_000 ||
-		w.Limits.CallTimeout != 45*time.Second || w.Limits.HostTimeout != 2*time.Minute ||
+		w.Limits.CallTimeout != 45*time.Second || w.Limits.HostTimeout != 5*time.Minute ||
 		w.Limits.MaxInstances != 4 {
 		t.Errorf("weather limits = %+v", w.Limits)
 	}
@@ -237,7 +237,7 @@ func TestDefaults(t *testing.T) {
 	want := Plugin{Name: "hello", Source: "plugins/hello.wasm", Kind: SourceFile, Path: filepath.Join(testdataDir(t), "plugins", "hello.wasm"), Limits: Limits{
 		MemoryPages:  4096,
 		CallTimeout:  30 * time.Second,
-		HostTimeout:  10 * time.Minute,
+		HostTimeout:  2 * time.Minute,
 		MaxInstances: 0,
 		MaxOutput:    16 << 20,
 	}}

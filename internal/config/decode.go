@@ -154,10 +154,10 @@ func (d *decoder) decode(data []byte) *Config {
 		return cfg
 	}
 	if root.Kind != yaml.MappingNode {
-		d.errorf(root, "", "the top level must be a mapping with the keys http, metrics, tracing and plugins, got %s", describe(root))
+		d.errorf(root, "", "the top level must be a mapping with the keys http, metrics, tracing, deployment and plugins, got %s", describe(root))
 		return cfg
 	}
-	f := d.mapping(root, "", []string{"http", "metrics", "tracing", "plugins"}, rootHints)
+	f := d.mapping(root, "", []string{"http", "metrics", "tracing", "deployment", "plugins"}, rootHints)
 	if e, ok := f["http"]; ok {
 		cfg.HTTP = d.http(e.val, "http")
 	}
@@ -166,6 +166,9 @@ func (d *decoder) decode(data []byte) *Config {
 	}
 	if e, ok := f["tracing"]; ok {
 		cfg.Tracing = d.tracing(e.val, "tracing")
+	}
+	if e, ok := f["deployment"]; ok {
+		cfg.Deployment = d.deployment(e.val, "deployment")
 	}
 	if e, ok := f["plugins"]; ok {
 		cfg.Plugins = d.plugins(e.val, "plugins")

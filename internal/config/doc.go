@@ -25,7 +25,7 @@
 //	    limits:
 //	      memory: 64MiB
 //	      call_timeout: 30s
-//	      host_timeout: 10m
+//	      host_timeout: 5m
 //	      max_instances: 8
 //	      max_output: 16MiB
 //	    grants:
@@ -52,8 +52,8 @@
 //
 // # Top level
 //
-// The top level is a mapping with four optional keys, http, metrics,
-// tracing and plugins. An empty file, or one holding only comments, is
+// The top level is a mapping with five optional keys, http, metrics,
+// tracing, deployment and plugins. An empty file, or one holding only comments, is
 // valid: it configures a server with no plugins. So is a file whose plugins
 // list is empty or missing.
 //
@@ -170,6 +170,23 @@
 //     own trace.
 //   - service_name: the service.name of the spans. Default "hangar".
 //
+// # deployment
+//
+// The deployment this server is a part of, when it is one of several
+// replicas behind a load balancer. Default: a server alone.
+//
+//   - addresses: every address where the deployment serves MCP, metrics or
+//     probes: the other replicas, the load balancer, the operations
+//     listeners. No plugin's HTTP request reaches one of them, whatever its
+//     grants; the server's own listeners are refused without being listed.
+//     Each is host:port or host:first-last (a range of ports, both
+//     included), where host is an IP address (IPv6 in brackets, no zone), a
+//     host name, resolved when a plugin connects, or "*", every address. A
+//     loopback address stands for every loopback address, and an
+//     unspecified one (0.0.0.0, [::]) for every address of this machine,
+//     as for the server's own listeners. Port 0 and duplicates are errors.
+//     Takes effect at the next start, not at a reload.
+//
 // # plugins
 //
 // A list; each item is a mapping:
@@ -268,7 +285,9 @@
 //     Greater than zero. Default 30s ([DefaultCallTimeout]).
 //   - host_timeout: the longest the plugin waits for the MCP client when it
 //     asks for sampling, elicitation or roots. A duration, greater than
-//     zero. Default 10m ([DefaultHostTimeout]).
+//     zero. Default 2m ([DefaultHostTimeout]). While another call waits for
+//     an instance of the plugin, a call waiting for its client keeps its
+//     instance for at most half of call_timeout more.
 //   - max_instances: the most instances of the plugin running at once, 0 to
 //     1024. Default 0, meaning Hangar chooses: one, so that state the
 //     plugin keeps in memory is the same for every call, or one per core

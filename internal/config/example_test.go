@@ -45,7 +45,7 @@ plugins:
 	fmt.Println(errors.Is(err, config.ErrInvalid))
 	// Output:
 	// hello hi hello.wasm
-	// 1024 pages, 5s per call, 10m0s for the client
+	// 1024 pages, 5s per call, 2m0s for the client
 	// [api.example.com] secret
 	// HTTP address: ""
 	// bad.yaml:2:11: plugins[0].name: invalid plugin name "Hello": use 1 to 64 lower-case letters, digits, "_" and "-", starting with a letter or digit

@@ -160,6 +160,7 @@ func TestDocs(t *testing.T) {
 				d.check(b)
 			}
 			d.problems = append(d.problems, checkLinks(root, file, string(data))...)
+			d.problems = append(d.problems, checkSectionRefs(root, file, string(data))...)
 			for _, p := range d.problems {
 				t.Error(p)
 			}
@@ -909,6 +910,79 @@ func checkLinks(root, file, text string) []string {
 		}
 	}
 	return problems
+}
+
+// Prose references to sections of another document: the README's
+// "Instances and state", see the README, "Network", the sandbox section of
+// the README. Sections move (most of the README's went to docs/), and
+// nothing but a link is checked, so a reference must be a link (whose
+// anchor checkLinks checks) or name a heading that exists, in quotes.
+var (
+	// `README's "Section"`, `README, "Section"`, `README section "Section"`
+	quotedSectionRE = regexp.MustCompile(`\b((?:[\w-]+/)*[\w.-]+\.md|README|RATIONALE)(?:'s|,| section) "([^"]+)"`)
+	// `README's Section` (a capital letter, not quoted) and `the ... section of the README`
+	unquotedSectionRE = regexp.MustCompile(`\b(?:README|RATIONALE)'s (?:[A-Z][\w-]*)|\bsections? of the (?:README|RATIONALE)\b`)
+)
+
+// checkSectionRefs checks the prose references of a document to sections
+// of the README (and RATIONALE.md, and other .md files by name).
+func checkSectionRefs(root, file, text string) []string {
+	var problems []string
+	inCode := false
+	for i, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inCode = !inCode
+			continue
+		}
+		if inCode {
+			continue
+		}
+		l = regexp.MustCompile("`[^`]*`").ReplaceAllString(l, "")
+		l = regexp.MustCompile(`\[([^\]]*)\]\([^)\s]+\)`).ReplaceAllString(l, "$1") // links are checkLinks'
+		for _, m := range quotedSectionRE.FindAllStringSubmatch(l, -1) {
+			doc := m[1]
+			switch doc {
+			case "README":
+				doc = "README.md"
+			case "RATIONALE":
+				doc = "RATIONALE.md"
+			}
+			path := filepath.Join(root, filepath.Dir(file), doc)
+			if doc == "README.md" || doc == "RATIONALE.md" {
+				path = filepath.Join(root, doc)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s:%d: reference to %s %q: %v", file, i+1, m[1], m[2], err))
+				continue
+			}
+			if !slices.Contains(headings(string(data)), strings.ToLower(m[2])) {
+				problems = append(problems, fmt.Sprintf("%s:%d: reference to the section %q of %s, which has no such heading (link to where it is now)", file, i+1, m[2], doc))
+			}
+		}
+		if m := unquotedSectionRE.FindString(l); m != "" && !quotedSectionRE.MatchString(l) {
+			problems = append(problems, fmt.Sprintf("%s:%d: %q refers to a section by a name the checker cannot check: link to it ([text](FILE.md#anchor)) or quote its heading", file, i+1, m))
+		}
+	}
+	return problems
+}
+
+// headings returns the text of a document's headings, lower case, without
+// Markdown code marks.
+func headings(text string) []string {
+	var out []string
+	inCode := false
+	for _, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inCode = !inCode
+			continue
+		}
+		if inCode || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		out = append(out, strings.ToLower(strings.ReplaceAll(strings.TrimSpace(strings.TrimLeft(l, "#")), "`", "")))
+	}
+	return out
 }
 
 // anchors returns the anchors GitHub gives the headings of a document.

@@ -63,6 +63,10 @@ type Plugin struct {
 	Busy, Idle  int           // instances running a call, and idle
 	GuestMemory uint64        // bytes of linear memory of its idle instances
 	Compile     time.Duration // how long compiling it took at its last load
+	// ProgressDropped counts the progress notifications it sent under a
+	// token not its call's, which no client was told of, since its last
+	// load.
+	ProgressDropped uint64
 }
 
 // Metrics holds Hangar's metrics.
@@ -265,12 +269,14 @@ var (
 	instancesDesc = prometheus.NewDesc("hangar_plugin_instances", "Instances of a plugin, by state: busy (running a call) or idle.", []string{"plugin", "state"}, nil)
 	memoryDesc    = prometheus.NewDesc("hangar_plugin_guest_memory_bytes", "Linear memory held by a plugin's idle instances.", []string{"plugin"}, nil)
 	compileDesc   = prometheus.NewDesc("hangar_plugin_compile_seconds", "How long compiling a plugin took at its last load (little when the compiled code came from the cache).", []string{"plugin"}, nil)
+	droppedDesc   = prometheus.NewDesc("hangar_plugin_progress_dropped_total", "Progress notifications of a plugin dropped because they were not under the progress token of the call that sent them (an empty or foreign token, or a call without one), since its last load.", []string{"plugin"}, nil)
 )
 
 func (c *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- instancesDesc
 	ch <- memoryDesc
 	ch <- compileDesc
+	ch <- droppedDesc
 }
 
 func (c *pluginCollector) Collect(ch chan<- prometheus.Metric) {
@@ -283,6 +289,7 @@ func (c *pluginCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(p.Idle), p.Name, "idle")
 		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(p.GuestMemory), p.Name)
 		ch <- prometheus.MustNewConstMetric(compileDesc, prometheus.GaugeValue, p.Compile.Seconds(), p.Name)
+		ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(p.ProgressDropped), p.Name)
 	}
 }
 

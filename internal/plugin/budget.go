@@ -87,3 +87,14 @@ func (b *budget) stop() (expired bool, spent time.Duration) {
 	b.cancel(context.Canceled)
 	return expired, spent
 }
+
+// left is the running time the budget has left.
+func (b *budget) left() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	remaining := b.remaining
+	if !b.started.IsZero() {
+		remaining -= time.Since(b.started)
+	}
+	return max(remaining, 0)
+}

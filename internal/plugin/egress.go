@@ -25,8 +25,9 @@ import (
 // could call other plugins with their grants. So Hangar also checks the
 // address each plugin connection is made to, after resolution:
 //
-//   - Hangar's own listening addresses (see ProtectAddr) are refused,
-//     whatever the grants;
+//   - Hangar's own listening addresses (see ProtectAddr), and those of its
+//     deployment (see ProtectDeployment), are refused, whatever the
+//     grants;
 //   - a non-public address (see nonPublic) is refused unless a grant names
 //     the host of the request, or the address, exactly: "*" and "*.domain"
 //     never reach one;
@@ -49,9 +50,11 @@ var ErrHostDenied = errors.New("HTTP request denied")
 type denial int
 
 const (
-	notGranted denial = iota // the host matches no grant
-	notPublic                // a non-public address, not granted by name
-	ownServer                // one of Hangar's own listening addresses
+	notGranted    denial = iota // the host matches no grant
+	notPublic                   // a non-public address, not granted by name
+	ownServer                   // one of Hangar's own listening addresses
+	ownDeployment               // an address of Hangar's deployment
+	markerSet                   // the plugin set MarkerHeader
 )
 
 // hostDeniedError is a refused plugin HTTP request.
@@ -59,7 +62,7 @@ type hostDeniedError struct {
 	plugin   string
 	host     string         // as in the URL, lower case
 	addr     netip.AddrPort // the address refused; zero when the name was
-	kind     string         // for notPublic: what kind of address
+	kind     string         // for notPublic: what kind of address; for ownDeployment, the configured address
 	why      denial
 	redirect bool
 }
@@ -68,6 +71,10 @@ func (e *hostDeniedError) Error() string {
 	var b strings.Builder
 	b.WriteString(ErrHostDenied.Error())
 	b.WriteString(": ")
+	if e.why == markerSet {
+		fmt.Fprintf(&b, "the header %s is Hangar's, which sets it on every plugin request; a plugin may not set it", MarkerHeader)
+		return b.String()
+	}
 	if e.redirect {
 		b.WriteString("redirect to ")
 	}
@@ -87,6 +94,8 @@ func (e *hostDeniedError) Error() string {
 		b.WriteString(grant)
 	case ownServer:
 		fmt.Fprintf(&b, " (%s) is Hangar's own server, which no grant allows", e.addr)
+	case ownDeployment:
+		fmt.Fprintf(&b, " (%s) is an address of Hangar's deployment (%s in deployment.addresses), which no grant allows", e.addr, e.kind)
 	}
 	return b.String()
 }
@@ -244,7 +253,7 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 	for _, ip := range ips {
 		// The resolver may answer IPv4 addresses in their IPv4-mapped form.
 		ap := netip.AddrPortFrom(ip.Unmap(), uint16(port))
-		if err := d.check(host, ap); err != nil {
+		if err := d.check(ctx, host, ap); err != nil {
 			if denied == nil {
 				denied = err
 			}
@@ -282,9 +291,12 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 
 // check returns an error when the plugin may not connect to ap for a
 // request to host.
-func (d *dialer) check(host string, ap netip.AddrPort) error {
+func (d *dialer) check(ctx context.Context, host string, ap netip.AddrPort) error {
 	if isOwn(ap) {
 		return &hostDeniedError{plugin: d.plugin, host: host, addr: ap, why: ownServer}
+	}
+	if r, ok := inDeployment(ctx, host, ap); ok {
+		return &hostDeniedError{plugin: d.plugin, host: host, addr: ap, kind: r.String(), why: ownDeployment}
 	}
 	if kind := nonPublic(ap.Addr()); kind != "" && !grantedByName(d.grants, host, ap.Addr()) {
 		return &hostDeniedError{plugin: d.plugin, host: host, addr: ap, kind: kind, why: notPublic}

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/netip"
 	"testing"
+
+	"github.com/hangar-mcp/hangar/internal/config"
 )
 
 // SetDialHooks makes plugin HTTP requests resolve names with lookup and
@@ -22,3 +24,9 @@ func SetDialHooks(t testing.TB, lookup func(ctx context.Context, network, host s
 }
 
 var setDialHooks = SetDialHooks
+
+// SetDeployment protects addrs as the deployment's until the end of the
+// test.
+func SetDeployment(t testing.TB, addrs []config.AddrRange) {
+	t.Cleanup(ProtectDeployment(addrs))
+}

@@ -142,7 +142,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	opts.Logger = opts.Logger.With("plugin", opts.Name)
 	opts.Limits = withDefaults(opts.Limits)
 
-	fsConfig, roots, err := mountFS(opts.Grants.AllowedPaths)
+	fsConfig, roots, err := mountGrants(opts.Name, opts.Logger, opts.Grants.AllowedPaths) // ungranted.go
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
 	}
@@ -166,10 +166,11 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	p.log.Debug("compiled", "elapsed", p.compileTime)
 	e.sums.record()
 
+	// Each instance sleeps with a nanosleep of its own, which ends with
+	// its call (clock.go).
 	mc := wazero.NewModuleConfig().
 		WithSysWalltime().
 		WithSysNanotime().
-		WithSysNanosleep().
 		WithRandSource(rand.Reader).
 		WithStdout(newLogWriter(p.log, slog.LevelInfo, "stdout")).
 		WithStderr(newLogWriter(p.log, slog.LevelWarn, "stderr")).
@@ -221,7 +222,9 @@ const (
 // whoever made it, with no window between check and use. Plugins may not
 // create symbolic links at all, so that a link a plugin made cannot mislead
 // other programs that use the directory. A read-only grant refuses every
-// change with EROFS.
+// change with EROFS. Only regular files and directories can be opened: a
+// FIFO, a socket or a device in a granted directory is refused with EPERM,
+// since reading one can block beyond the call's end (clock.go).
 
 // mountFS returns the file system configuration mounting each granted
 // directory at its guest path, and the roots it opened, which the caller
@@ -322,9 +325,20 @@ func (c *confinedFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.F
 			return nil, experimentalsys.ELOOP
 		}
 	}
-	f, err := c.root.OpenFile(name, osFlags(flag), perm)
+	// Opened without waiting (a FIFO would wait for its other end), then
+	// refused unless it is a regular file or a directory: reading a FIFO or
+	// a device can block for good, where the call's end cannot reach it
+	// (clock.go).
+	f, err := c.root.OpenFile(name, osFlags(flag)|oNonblock, perm)
 	if err != nil {
 		return nil, toErrno(err)
+	}
+	if fi, err := f.Stat(); err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
+		f.Close()
+		if err != nil {
+			return nil, toErrno(err)
+		}
+		return nil, experimentalsys.EPERM
 	}
 	// wazero's adapter for fs.FS files does reading, seeking, writing and
 	// directory listing on f; it reopens a directory to rewind it, through

@@ -31,7 +31,8 @@ import (
 // three ways, all on the side of refusing: a result that does not fit in
 // the memory is answered with offset 0 (Extism wrote it over the kernel's
 // root); http_request checks the plugin's grants on the first URL, every
-// redirect and every address connected to (egress.go); and the log_*
+// redirect and every address connected to (egress.go), and marks every
+// request as a plugin's (egress_deploy.go); and the log_*
 // messages reach Hangar's log, rate-limited with the plugin's stdout and
 // stderr (Extism's Go SDK drops them unless its process-wide level is set,
 // which Hangar never did).
@@ -258,6 +259,9 @@ func (p *Plugin) httpRequest(ctx context.Context, s []uint64) {
 		panic(err)
 	}
 	for name, v := range r.Headers {
+		if isMarker(name) {
+			panic(&hostDeniedError{plugin: p.name, host: strings.ToLower(u.Hostname()), why: markerSet})
+		}
 		req.Header.Set(name, v)
 	}
 	resp, err := p.httpClient().Do(req)

@@ -96,9 +96,9 @@ func TestHostileCalls(t *testing.T) {
 		{"wat infinite loop", "wat:loop", "loop", `{}`, config.Limits{CallTimeout: 300 * time.Millisecond}, plugin.ErrTimeout, "time limit", ""},
 		{"go infinite loop", goPlugin, "spin", `{}`, spinLimits, plugin.ErrTimeout, "time limit", "ok"},
 		{"wat memory bomb", "wat:membomb", "membomb", `{}`, config.Limits{MemoryPages: 64}, nil, "64", ""},
-		{"go memory bomb", goPlugin, "alloc", `{"mb":4096}`, hostileLimits, plugin.ErrTrap, "", "ok"},
+		{"go memory bomb", goPlugin, "alloc", `{"mb":4096}`, hostileLimits, plugin.ErrTrap, "plugin ran out of memory (limits.memory ", "ok"},
 		{"wat trap", "wat:trap", "trap", `{}`, config.Limits{}, plugin.ErrTrap, "unreachable", ""},
-		{"go panic", goPlugin, "panic", `{}`, hostileLimits, plugin.ErrTrap, "unreachable", "ok"},
+		{"go panic", goPlugin, "panic", `{}`, hostileLimits, plugin.ErrTrap, "plugin crashed: panic: hostile: requested panic", "ok"}, // the panic's message, from stderr
 		{"wat stack overflow", "hostile:stack", "stack", `{}`, config.Limits{}, plugin.ErrTrap, "stack overflow", ""},
 		{"go stack overflow", goPlugin, "recurse", `{}`, hostileLimits, plugin.ErrTrap, "", "ok"},
 		{"huge output", goPlugin, "huge", `{"bytes":1310720}`, hostileLimits, plugin.ErrOutputTooLarge, "exceeds the limit", "ok"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -92,6 +93,12 @@ type instance struct {
 	// plugin's lists are what it says, so if it is discarded they must be
 	// read again from another.
 	changed ListSet
+
+	// clock is the instance's WASI sleep, which ends with the running call.
+	clock *callClock
+	// hold describes the call the instance serves, for the busy errors of
+	// others (hold.go); nil between calls.
+	hold atomic.Pointer[holding]
 }
 
 // instantiate makes a new instance, whose Extism memory may grow to
@@ -100,7 +107,9 @@ func (m *module) instantiate(ctx context.Context, cfg wazero.ModuleConfig, maxPa
 	// Start functions are not run: Extism initializes the guest at its
 	// first call instead, where host functions can tell which call it is.
 	name := fmt.Sprintf("%s#%d", m.name, m.count.Add(1))
-	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg.WithName(name).WithStartFunctions())
+	clock := &callClock{}
+	ctx = experimental.WithMemoryAllocator(ctx, memoryAllocator) // memory.go
+	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg.WithName(name).WithStartFunctions().WithNanosleep(clock.sleep))
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +119,16 @@ func (m *module) instantiate(ctx context.Context, cfg wazero.ModuleConfig, maxPa
 		kernel: newKernel(maxPages),
 		fns:    make(map[string]api.Function, 4),
 		vars:   map[string][]byte{},
+		clock:  clock,
 	}, nil
 }
 
-func (inst *instance) close(ctx context.Context) error { return inst.mod.Close(ctx) }
+// close closes the instance and gives its memories back to the system.
+func (inst *instance) close(ctx context.Context) error {
+	err := inst.mod.Close(ctx)
+	inst.kernel.release()
+	return err
+}
 
 // callCtx is the context a call runs in: host functions find their
 // instance in it.
@@ -171,6 +186,8 @@ func (inst *instance) call(ctx context.Context, export string, input []byte) (re
 		}
 	}()
 	cctx := &callCtx{Context: ctx, inst: inst}
+	inst.clock.ctx = cctx
+	defer func() { inst.clock.ctx = nil }()
 	if err := inst.kernel.setInput(input); err != nil {
 		return result{rc: 1}, err
 	}
@@ -180,7 +197,7 @@ func (inst *instance) call(ctx context.Context, export string, input []byte) (re
 	}
 	if !inst.initialized && export != "_start" && export != "_initialize" {
 		if err := inst.initialize(cctx); err != nil {
-			return result{rc: 1}, fmt.Errorf("failed to initialize runtime: %w", err)
+			return result{rc: 1}, &initError{err} // errors.go
 		}
 		inst.initialized = true
 	}

@@ -85,8 +85,9 @@ const (
 // kernel is the Extism memory of one instance. It is not safe for
 // concurrent use, as the instance is not.
 type kernel struct {
-	buf      []byte // the memory up to the highest byte written; the rest is zero
-	pages    uint32 // the memory's size in pages
+	buf      []byte       // the memory up to the highest byte written; the rest is zero
+	res      *reservation // where buf grows in place (memory.go); nil: the Go heap
+	pages    uint32       // the memory's size in pages
 	maxPages uint32
 	// input is the offset of the block the host put the call's input in:
 	// input_load_u64 reads relative to it, as Extism's Go SDK does.
@@ -96,7 +97,19 @@ type kernel struct {
 // newKernel returns the memory of a new instance, which may grow to
 // maxPages (and has at least the 16 pages of Extism's kernel).
 func newKernel(maxPages uint32) *kernel {
-	return &kernel{pages: kernelPages, maxPages: max(maxPages, kernelPages)}
+	k := &kernel{pages: kernelPages, maxPages: max(maxPages, kernelPages)}
+	k.res = reserve(uint64(k.maxPages) << 16)
+	return k
+}
+
+// release gives the memory back to the system. The kernel must not be
+// used after.
+func (k *kernel) release() {
+	if k.res != nil {
+		k.res.free()
+		k.res = nil
+	}
+	k.buf = nil
 }
 
 func (k *kernel) size() uint64 { return uint64(k.pages) << 16 }
@@ -116,6 +129,16 @@ func (k *kernel) check(a, n uint64) {
 func (k *kernel) room(a, n uint64) {
 	if end := a + n; end > uint64(len(k.buf)) {
 		want := max(end, min(2*uint64(len(k.buf)), k.size()), 4096)
+		if k.res != nil {
+			if b := k.res.grow(want); b != nil {
+				k.buf = b
+				return
+			}
+			// The system refused: go on in the Go heap.
+			k.buf = append([]byte(nil), k.buf...)
+			k.res.free()
+			k.res = nil
+		}
 		k.buf = slices.Grow(k.buf, int(want)-len(k.buf))[:want]
 	}
 }

@@ -626,7 +626,15 @@ type kernelGen struct {
 }
 
 func newKernelGen(rng *rand.Rand, pages uint32) *kernelGen {
-	return &kernelGen{rng: rng, k: newKernel(pages), vars: map[string][]byte{}}
+	return &kernelGen{rng: rng, k: modelKernel(pages), vars: map[string][]byte{}}
+}
+
+// modelKernel is a kernel in the Go heap, for a model that is never
+// closed: a reservation (memory.go) would stay mapped.
+func modelKernel(pages uint32) *kernel {
+	k := newKernel(pages)
+	k.release()
+	return k
 }
 
 // capacity is the most the memory can hold in blocks.
@@ -691,7 +699,7 @@ func (g *kernelGen) program(n int) []byte {
 	if g.apply(opReset, nil, "") {
 		// The last program left the memory so that the call's own reset
 		// traps: the hosts start again, and so does the model.
-		g.k = newKernel(g.k.maxPages)
+		g.k = modelKernel(g.k.maxPages)
 	}
 	g.blocks, g.small, g.used = g.blocks[:0], g.small[:0], 0
 	nres := 0

@@ -12,7 +12,8 @@ import (
 // (egress.go), and its CheckRedirect checks every redirect against the
 // plugin's allowed hosts like the first URL, which http_request checked.
 // Nothing else in the process is touched: Extism's http_request used
-// http.DefaultClient, which Hangar had to hook process-wide.
+// http.DefaultClient, which Hangar had to hook process-wide. Every request
+// it sends, redirects included, carries MarkerHeader (egress_deploy.go).
 
 // maxRedirects is the standard library's limit, kept for plugin requests.
 const maxRedirects = 10
@@ -23,7 +24,7 @@ var ErrRedirectDenied = errors.New("redirect to a host not in allowed_hosts")
 
 // httpClient returns the client of p's HTTP requests.
 func (p *Plugin) httpClient() *http.Client {
-	return &http.Client{Transport: transportFor(p), CheckRedirect: p.checkRedirect}
+	return &http.Client{Transport: markedTransport{transportFor(p)}, CheckRedirect: p.checkRedirect}
 }
 
 // checkRedirect is the CheckRedirect of p's client.

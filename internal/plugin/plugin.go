@@ -2,16 +2,12 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/tetratelabs/wazero/sys"
 )
 
 // Plugin is a compiled plugin with its pool of instances. It is safe for
@@ -28,6 +24,8 @@ type Plugin struct {
 	stateless bool          // the module exports StatelessExport
 	vars      sharedVars    // Extism variables, shared by all instances
 	listSeq   atomic.Uint64 // numbers the readings of the lists
+
+	progressDropped atomic.Uint64 // see ProgressDropped (host.go)
 
 	roots     []*os.Root // the granted directories, closed after the module
 	closeOnce sync.Once
@@ -91,6 +89,11 @@ type Call struct {
 	ID string
 	// Meta is the request's _meta, passed through to v1 plugins.
 	Meta map[string]any
+	// Holder names the request for the busy errors of other callers, who
+	// are told who holds the plugin ("request 7 of session 3f2a..."). It
+	// must hold no secret: no token, no whole session ID. Empty means
+	// "request ID".
+	Holder string
 }
 
 // callState is what the host imports of a running call can see.
@@ -98,7 +101,12 @@ type callState struct {
 	plugin *Plugin
 	call   *Call
 	budget *budget
-	ctx    context.Context // the caller's context, without the budget
+	// ctx is the call's context: the caller's, ended also when the budget
+	// runs out. The budget's clock stops while an import waits for the
+	// client, so it never ends such a wait; it ends a notification that
+	// blocks (a client that reads nothing), like every other blocking path
+	// of the call (clock.go).
+	ctx context.Context
 	// changed holds the lists the plugin reported changed during the call.
 	changed ListSet
 	// refresh marks a call that re-reads the lists after a change: its
@@ -179,7 +187,17 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 // spent, whether inst is still usable, and the lists it reported changed.
 func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export string, input []byte, limit time.Duration, refresh bool) (out []byte, spent time.Duration, healthy bool, changed ListSet, err error) {
 	bctx, b := withBudget(ctx, limit)
-	s := &callState{plugin: p, call: c, budget: b, ctx: ctx, refresh: refresh}
+	if inst.hold.Load() == nil { // a refresh on a held instance keeps its holder
+		h := newHolding(c, export, b, refresh)
+		inst.hold.Store(h)
+		defer inst.hold.Store(nil)
+		if c.Host != nil {
+			held := *c
+			held.Host = heldHost{Host: c.Host, p: p, h: h}
+			c = &held
+		}
+	}
+	s := &callState{plugin: p, call: c, budget: b, ctx: bctx, refresh: refresh}
 	bctx = context.WithValue(bctx, stateKey{}, s)
 	res, err := safeCall(bctx, inst, export, input)
 	expired, spent := b.stop()
@@ -194,17 +212,7 @@ func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export stri
 		if denied := p.hostDenied(export, err); denied != nil {
 			return nil, spent, false, changed, denied
 		}
-		var exit *sys.ExitError
-		if errors.As(err, &exit) {
-			return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w: exited with code %d", p.name, export, ErrTrap, exit.ExitCode())
-		}
-		// The wasm stack trace is for the log, not for the client.
-		msg := err.Error()
-		if i := strings.Index(msg, "\nwasm stack trace:"); i >= 0 {
-			p.log.Warn("plugin crashed", "export", export, "error", msg)
-			msg = msg[:i]
-		}
-		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w: %s", p.name, export, ErrTrap, msg)
+		return nil, spent, false, changed, p.crashError(export, err) // errors.go
 	}
 	// A module that exited with code 0 succeeded, but is closed.
 	healthy = !inst.mod.IsClosed()

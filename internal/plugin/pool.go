@@ -26,8 +26,14 @@ type pool struct {
 	mu     sync.Mutex
 	idle   []*instance
 	inUse  int
+	busy   map[*instance]bool // the instances lent out
 	closed bool
 	done   chan struct{} // closed once the compiled module is closed
+
+	// waiters counts the calls waiting for an instance; contention is
+	// closed while there is one (see hold.go).
+	waiters    int
+	contention chan struct{}
 }
 
 const (
@@ -47,6 +53,8 @@ func newPool(compiled *module, cfg wazero.ModuleConfig, memPages uint32, max int
 		done:        make(chan struct{}),
 		idleTimeout: defaultIdleTimeout,
 		stopReaper:  make(chan struct{}),
+		busy:        map[*instance]bool{},
+		contention:  make(chan struct{}),
 	}
 	go p.reap()
 	return p
@@ -94,13 +102,19 @@ func (p *pool) shrink(now time.Time) {
 // operating system.
 const releaseInterval = 10 * time.Second
 
-var lastRelease atomic.Int64 // UnixNano of the last releaseMemory
+var (
+	lastRelease    atomic.Int64 // UnixNano of the last releaseMemory
+	releasePending atomic.Bool  // a release is scheduled (scheduleRelease)
+)
 
 // releaseMemory hands the memory of closed instances back to the operating
 // system now rather than over the minutes the Go scavenger would take: an
-// instance's linear memory is tens of megabytes, and a server that shrank
-// after a burst of load should look it. It runs a garbage collection, so it
-// is rate-limited across all pools, and only reapers call it, never a call.
+// instance leaves garbage in the Go heap (wazero's call stack, up to 126
+// MB for a guest that recursed; its memories are unmapped at once, see
+// memory.go), and a server that shrank after a burst of load should look
+// it. It runs a garbage collection, so it is rate-limited across all
+// pools, and only reapers call it, never a call: a call that discards its
+// instance schedules one (scheduleRelease).
 func releaseMemory() {
 	now := time.Now().UnixNano()
 	last := lastRelease.Load()
@@ -108,6 +122,19 @@ func releaseMemory() {
 		return
 	}
 	debug.FreeOSMemory()
+}
+
+// scheduleRelease runs releaseMemory in the background, as soon as the
+// rate limit allows; releases asked for meanwhile are one.
+func scheduleRelease() {
+	if !releasePending.CompareAndSwap(false, true) {
+		return
+	}
+	wait := time.Duration(lastRelease.Load() + int64(releaseInterval) - time.Now().UnixNano())
+	time.AfterFunc(max(wait, 0), func() {
+		releasePending.Store(false)
+		releaseMemory()
+	})
 }
 
 // get borrows an instance, creating one when none is idle. While max
@@ -123,12 +150,16 @@ func (p *pool) get(ctx context.Context, wait time.Duration) (*instance, error) {
 			defer t.Stop()
 			expired = t.C
 		}
+		p.wait1(+1)
 		select {
 		case p.slots <- struct{}{}:
+			p.wait1(-1)
 		case <-ctx.Done():
+			p.wait1(-1)
 			return nil, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
 		case <-expired:
-			return nil, fmt.Errorf("%w: all %d instances stayed busy for %s", ErrBusy, cap(p.slots), wait)
+			p.wait1(-1)
+			return nil, p.busyError(wait) // who holds the instances (hold.go)
 		}
 	}
 	p.mu.Lock()
@@ -141,6 +172,7 @@ func (p *pool) get(ctx context.Context, wait time.Duration) (*instance, error) {
 	if n := len(p.idle); n > 0 {
 		inst := p.idle[n-1]
 		p.idle = p.idle[:n-1]
+		p.busy[inst] = true
 		p.mu.Unlock()
 		return inst, nil
 	}
@@ -153,13 +185,45 @@ func (p *pool) get(ctx context.Context, wait time.Duration) (*instance, error) {
 		p.release()
 		return nil, err
 	}
+	p.mu.Lock()
+	p.busy[inst] = true
+	p.mu.Unlock()
 	return inst, nil
+}
+
+// wait1 counts a call that begins (+1) or ends (-1) waiting for an
+// instance.
+func (p *pool) wait1(d int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waiters += d
+	switch {
+	case d > 0 && p.waiters == 1:
+		close(p.contention)
+	case d < 0 && p.waiters == 0:
+		p.contention = make(chan struct{})
+	}
+}
+
+// contended returns a channel closed while a call waits for an instance.
+func (p *pool) contended() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.contention
+}
+
+// waiting reports whether a call waits for an instance.
+func (p *pool) waiting() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waiters > 0
 }
 
 // put gives back an instance borrowed with get. Unhealthy instances, and
 // all instances once the pool is closed, are closed instead of kept.
 func (p *pool) put(inst *instance, healthy bool) {
 	p.mu.Lock()
+	delete(p.busy, inst)
 	keep := healthy && !p.closed
 	if keep {
 		inst.lastUsed = time.Now()
@@ -168,6 +232,9 @@ func (p *pool) put(inst *instance, healthy bool) {
 	p.mu.Unlock()
 	if !keep {
 		inst.close(context.Background())
+		if !healthy {
+			scheduleRelease() // a crash or a timeout may leave much garbage
+		}
 	}
 	p.release()
 }

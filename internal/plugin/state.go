@@ -98,8 +98,16 @@ type Lists struct {
 	Seq uint64
 }
 
-// ReadLists reads the lists in which from the plugin.
+// ReadLists reads the lists in which from the plugin, within one call
+// timeout in all.
 func (p *Plugin) ReadLists(ctx context.Context, which ListSet) (*Lists, error) {
+	// However many exports it takes, a reading of the lists (with the
+	// instance's initialization, when it is the first call) gets one call
+	// timeout in all: a plugin that waits or loops while it is listed, at
+	// start, at a reload or after a change, holds nobody for longer.
+	limit := p.opts.Limits.CallTimeout
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w: reading the plugin's lists took longer than its call timeout (%s)", ErrTimeout, limit))
+	defer cancel()
 	l := &Lists{Read: which, Seq: p.listSeq.Add(1)}
 	var err error
 	if which.Has(ToolList) {

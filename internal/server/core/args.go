@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/hangar-mcp/hangar/internal/argcheck"
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 )
 
@@ -149,7 +150,7 @@ func validateArguments(schema *jsonschema.Resolved, raw json.RawMessage) string 
 		return "arguments must be a JSON object"
 	}
 	if err := schema.Validate(args); err != nil {
-		return err.Error()
+		return argcheck.Message(schema, args, err)
 	}
 	return ""
 }

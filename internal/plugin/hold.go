@@ -1,0 +1,198 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Who holds an instance, and for how long a call may hold one while it
+// waits for its client.
+//
+// A call that waits for its client (sampling, elicitation, roots) keeps its
+// instance: the guest is in the middle of its call. A plugin with one
+// instance, the default, is then busy for every other session, for up to
+// the host timeout. Two bounds keep that short:
+//
+//   - host_timeout bounds every wait for the client (2 minutes by default);
+//   - while another call waits for an instance of the plugin, a call
+//     waiting for its client keeps its instance for at most holdFor more
+//     (half the call timeout, 15 seconds by default): then its import fails
+//     with ErrHeld, as it would at its host timeout, and the guest goes on
+//     and returns, so that the waiting call gets the instance within its
+//     own wait, which is the call timeout.
+//
+// A call that finds no free instance in time fails with ErrBusy, and the
+// error says who holds each instance (Call.Holder, which names the request
+// without a secret) and until when.
+
+// ErrHeld reports a wait for the client ended because another call waited
+// for the plugin's instance; the host import answers it as an error.
+var ErrHeld = errors.New("another request is waiting for this plugin")
+
+// holding describes the call an instance serves, for the busy errors of
+// others.
+type holding struct {
+	who    string // Call.Holder, or the request's id
+	export string
+	budget *budget
+
+	mu        sync.Mutex
+	waitUntil time.Time // while the call waits for its client: how long it may
+}
+
+func newHolding(c *Call, export string, b *budget, refresh bool) *holding {
+	who := c.Holder
+	switch {
+	case refresh:
+		who = "Hangar, reading the lists the plugin said changed"
+	case who != "":
+	case c.ID != "":
+		who = "request " + c.ID
+	default:
+		who = "a call with no request id"
+	}
+	return &holding{who: who, export: export, budget: b}
+}
+
+// describe says who holds the instance and until when, as of now.
+func (h *holding) describe(now time.Time) string {
+	h.mu.Lock()
+	waitUntil := h.waitUntil
+	h.mu.Unlock()
+	if !waitUntil.IsZero() {
+		return fmt.Sprintf("%s (%s), waiting for its client's answer until %s (%s from now)", h.who, h.export, stamp(waitUntil), waitUntil.Sub(now).Round(time.Second))
+	}
+	until := now.Add(h.budget.left())
+	return fmt.Sprintf("%s (%s), running until %s at the latest (%s from now)", h.who, h.export, stamp(until), until.Sub(now).Round(time.Second))
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("15:04:05Z") }
+
+// holdFor is how long a call waiting for its client keeps its instance
+// once another call waits for one.
+func (p *Plugin) holdFor() time.Duration {
+	return min(p.opts.Limits.HostTimeout, p.opts.Limits.CallTimeout/2)
+}
+
+// heldHost is the Host of a running call: the session's, with each request
+// to the client bounded by the hold (see above) and recorded for busy
+// errors.
+type heldHost struct {
+	Host
+	p *Plugin
+	h *holding
+}
+
+func (hh heldHost) CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	ctx, done := hh.hold(ctx)
+	res, err := hh.Host.CreateMessage(ctx, params)
+	return res, done(err)
+}
+
+func (hh heldHost) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	ctx, done := hh.hold(ctx)
+	res, err := hh.Host.Elicit(ctx, params)
+	return res, done(err)
+}
+
+func (hh heldHost) ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
+	ctx, done := hh.hold(ctx)
+	res, err := hh.Host.ListRoots(ctx)
+	return res, done(err)
+}
+
+// hold returns the context of one wait for the client, ended holdFor after
+// another call began to wait for the plugin (or after the wait began, if
+// that call was already waiting). done ends the wait and returns the error
+// to report: err, or ErrHeld with the time held when the hold ended it.
+func (hh heldHost) hold(ctx context.Context) (context.Context, func(error) error) {
+	start := time.Now()
+	ctx, cancel := context.WithCancelCause(ctx)
+	limit := hh.p.holdFor()
+	hh.h.setWaitUntil(ctx, time.Time{})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			var since time.Time
+			select {
+			case <-hh.p.pool.contended():
+				since = time.Now()
+			case <-stop:
+				return
+			}
+			end := since.Add(limit)
+			hh.h.setWaitUntil(ctx, end)
+			t := time.NewTimer(time.Until(end))
+			select {
+			case <-t.C:
+				if hh.p.pool.waiting() {
+					cancel(ErrHeld)
+					return
+				}
+				hh.h.setWaitUntil(ctx, time.Time{}) // nobody waits any more
+			case <-stop:
+				t.Stop()
+				return
+			}
+		}
+	})
+	return ctx, func(err error) error {
+		close(stop)
+		wg.Wait()
+		hh.h.mu.Lock()
+		hh.h.waitUntil = time.Time{}
+		hh.h.mu.Unlock()
+		held := errors.Is(context.Cause(ctx), ErrHeld)
+		cancel(nil)
+		if err != nil && held {
+			hh.p.log.Info("a wait for the client ended early: another request waits for the plugin", "holder", hh.h.who, "held", time.Since(start).Round(time.Millisecond))
+			return fmt.Errorf("no answer from the client within %s while %w (plugin %s has no free instance)", time.Since(start).Round(time.Second), ErrHeld, hh.p.name)
+		}
+		return err
+	}
+}
+
+// setWaitUntil records how long the wait in ctx may last: its deadline, or
+// end if that comes first (and is not zero).
+func (h *holding) setWaitUntil(ctx context.Context, end time.Time) {
+	until, ok := ctx.Deadline()
+	if !ok || (!end.IsZero() && end.Before(until)) {
+		until = end
+	}
+	h.mu.Lock()
+	h.waitUntil = until
+	h.mu.Unlock()
+}
+
+// busyError is the ErrBusy of a call that found no free instance within
+// wait: who holds each instance, and until when.
+func (p *pool) busyError(wait time.Duration) error {
+	now := time.Now()
+	p.mu.Lock()
+	var holders []string
+	for inst := range p.busy {
+		if h := inst.hold.Load(); h != nil {
+			holders = append(holders, h.describe(now))
+		} else {
+			holders = append(holders, "a call starting or ending")
+		}
+	}
+	p.mu.Unlock()
+	n := cap(p.slots)
+	what := fmt.Sprintf("all %d instances", n)
+	if n == 1 {
+		what = "its only instance"
+	}
+	msg := fmt.Sprintf("%s stayed busy for %s", what, wait)
+	if len(holders) > 0 {
+		msg += ", held by " + strings.Join(holders, "; ")
+	}
+	return fmt.Errorf("%w: %s", ErrBusy, msg)
+}
