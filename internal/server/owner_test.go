@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +72,47 @@ func TestForeignDeleteKeepsCalls(t *testing.T) {
 	}
 	if _, err := alice.ListTools(context.Background(), nil); err != nil {
 		t.Errorf("alice's tools/list after bob's DELETE: %v", err)
+	}
+}
+
+// TestBusyErrorNamesTheHolder: a call that finds its plugin busy for its
+// whole wait is told which request of which session holds it, by the
+// first characters of the session's ID (issue 15.9, the server's half).
+// Three sessions call a plugin of one instance whose calls take 900 ms of
+// their 1 s: the third waits for the second, which got the instance after
+// the first.
+func TestBusyErrorNamesTheHolder(t *testing.T) {
+	p := floodPlugin(t, "flood", config.Limits{MaxInstances: 1, CallTimeout: time.Second})
+	s := newServer(t, nil, server.Mount{Plugin: p})
+	url := serveHTTP(t, s, nil)
+	var clients [3]*mcp.ClientSession
+	for i := range clients {
+		clients[i] = httpClient(t, url)
+	}
+	results := make([]chan string, 3)
+	for i, cs := range clients {
+		results[i] = make(chan string, 1)
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sleep_ms", Arguments: map[string]any{"ms": 900}})
+			if err != nil {
+				results[i] <- "error: " + err.Error()
+				return
+			}
+			results[i] <- resultText(t, res)
+		}()
+		time.Sleep(50 * time.Millisecond)
+	}
+	third := <-results[2]
+	<-results[0]
+	<-results[1]
+	if !strings.Contains(third, "held by request ") {
+		t.Fatalf("the third call: %q, want a busy error naming the holder", third)
+	}
+	named := false
+	for _, cs := range clients[:2] {
+		named = named || strings.Contains(third, "of session "+cs.ID()[:8]+"...")
+	}
+	if !named || strings.Contains(third, clients[0].ID()) || strings.Contains(third, clients[1].ID()) {
+		t.Errorf("the busy error %q names no session by the start of its ID, or a whole ID", third)
 	}
 }

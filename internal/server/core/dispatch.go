@@ -56,6 +56,10 @@ type Request struct {
 	// edge, such as an HTTP request: the call is cancelled when it ends
 	// (the connection is lost), and it counts the call while it runs.
 	Carrier *Scope
+	// Holder names the request to other callers that find its plugin busy
+	// ("request 7 of session 3F2A9C1E..."; plugin.Call.Holder): no secret,
+	// no token, no whole session ID. "" means "request ID".
+	Holder string
 }
 
 // HasTool reports whether some plugin offers the tool with the exposed
