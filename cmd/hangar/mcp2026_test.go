@@ -1,0 +1,651 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/testutil"
+	"github.com/hangar-mcp/hangar/internal/testutil/mcpschema"
+)
+
+// The MCP clients of the 2026-07-28 tests, each over HTTP and over stdio,
+// against `hangar serve` with the plugins of config2026: every message
+// Hangar sends on their connections is validated (mcpschema).
+
+const (
+	v2026     = mcpschema.Version
+	logLevel  = "io.modelcontextprotocol/logLevel"
+	rootURI   = "file:///work/project"
+	userName  = "Ada"
+	userAge   = 36
+	modelName = "test-model"
+	sampled   = "Paris"
+)
+
+// config2026 writes the configuration of the 2026 client tests: the
+// plugin of internal/mrtr's tests (elicitation, sampling and roots inside
+// tools, a prompt and a resource), the conformance example (logging and
+// progress), notes (resource changes) and v1full (tool list changes).
+func config2026(t *testing.T, extra string) string {
+	t.Helper()
+	return writeConfig(t, fmt.Sprintf(`%splugins:
+  - {name: mrtr, path: %s}
+  - {name: conformance, path: %s}
+  - {name: notes, path: %s}
+  - {name: v1full, path: %s}
+`, extra, testutil.BuildPlugin(t, "./internal/testplugins/mrtr"),
+		testutil.BuildPlugin(t, "./examples/conformance"),
+		testutil.BuildPlugin(t, "./examples/notes"),
+		testutil.BuildPlugin(t, "./internal/testplugins/v1full")))
+}
+
+// serveHTTP2026 starts `hangar serve --http` with cfg and returns its MCP
+// endpoint.
+func serveHTTP2026(t *testing.T, cfg, cache string) (string, *hangarProc) {
+	t.Helper()
+	cmd := exec.Command(hangar, "serve", "--config", cfg, "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
+	p := startCmd(t, cmd)
+	return p.waitLog(t, mcpURLRE)[1] + "/mcp", p
+}
+
+// serveStdio2026 starts `hangar serve` with cfg on stdio and returns its
+// stdin and stdout, tapped by conv.
+func serveStdio2026(t *testing.T, cfg, cache string, conv *mcpschema.Conversation) (io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(hangar, "serve", "--config", cfg, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
+	logs := &testutil.SyncBuffer{}
+	cmd.Stderr = logs
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		stdin.Close() // end of input: hangar stops
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("hangar serve (stdio) did not stop when its stdin closed")
+		}
+		if t.Failed() {
+			t.Logf("hangar serve (stdio) stderr:\n%s", logs)
+		}
+	})
+	return conv.Stdio(stdin, stdout)
+}
+
+// observed is what a client's handlers saw.
+type observed struct {
+	mu           sync.Mutex
+	elicitations []string // their messages
+	samplings    []string // the text of their first message
+	logs         []string // the data of log messages
+	progress     []float64
+	notes        map[string]int // change notifications by method
+	updated      []string       // URIs of resources/updated
+}
+
+func newObserved() *observed { return &observed{notes: map[string]int{}} }
+
+func (o *observed) add(f func(o *observed)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f(o)
+}
+
+func (o *observed) get(f func(o *observed) bool) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return f(o)
+}
+
+// elicitAnswer is the user's answer to an elicitation with this schema:
+// the age when asked for one, else the name.
+func elicitAnswer(schema any) map[string]any {
+	b, _ := json.Marshal(schema)
+	if strings.Contains(string(b), `"age"`) {
+		return map[string]any{"age": userAge}
+	}
+	return map[string]any{"name": userName}
+}
+
+// waitFor polls cond for up to 15 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// client2026 is an MCP client under test, connected.
+type client2026 interface {
+	version() string
+	// call calls a tool with args and _meta fields and returns its first
+	// text; a tool error is an error.
+	call(ctx context.Context, name string, args, meta map[string]any) (string, error)
+	prompt(ctx context.Context, name string) (string, error)
+	read(ctx context.Context, uri string) (string, error)
+	tools(ctx context.Context) ([]string, error)
+	// listen opens subscriptions to tool and resource list changes and to
+	// the updates of uri.
+	listen(ctx context.Context, uri string) error
+}
+
+// The go-sdk client.
+
+type sdkClient struct{ cs *mcp.ClientSession }
+
+func connectSDK(t *testing.T, o *observed, tr mcp.Transport, capable bool) *sdkClient {
+	t.Helper()
+	opts := &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			o.add(func(o *observed) { o.logs = append(o.logs, fmt.Sprint(r.Params.Data)) })
+		},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			o.add(func(o *observed) { o.progress = append(o.progress, r.Params.Progress) })
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			o.add(func(o *observed) { o.notes["notifications/tools/list_changed"]++ })
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			o.add(func(o *observed) { o.notes["notifications/resources/list_changed"]++ })
+		},
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			o.add(func(o *observed) { o.updated = append(o.updated, r.Params.URI) })
+		},
+	}
+	if capable {
+		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			o.add(func(o *observed) { o.elicitations = append(o.elicitations, r.Params.Message) })
+			return &mcp.ElicitResult{Action: "accept", Content: elicitAnswer(r.Params.RequestedSchema)}, nil
+		}
+		opts.CreateMessageHandler = func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			text := ""
+			if tc, ok := r.Params.Messages[0].Content.(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+			o.add(func(o *observed) { o.samplings = append(o.samplings, text) })
+			return &mcp.CreateMessageResult{Model: modelName, Role: "assistant", Content: &mcp.TextContent{Text: sampled}}, nil
+		}
+	} else {
+		opts.Capabilities = &mcp.ClientCapabilities{}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-2026-test", Version: "1"}, opts)
+	if capable {
+		c.AddRoots(&mcp.Root{URI: rootURI, Name: "project"})
+	}
+	cs, err := c.Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatalf("go-sdk client: connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return &sdkClient{cs: cs}
+}
+
+func (c *sdkClient) version() string { return c.cs.InitializeResult().ProtocolVersion }
+
+func (c *sdkClient) call(ctx context.Context, name string, args, meta map[string]any) (string, error) {
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
+	if err != nil {
+		return "", err
+	}
+	text := ""
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	if res.IsError {
+		return "", fmt.Errorf("tool %s failed: %s", name, text)
+	}
+	return text, nil
+}
+
+func (c *sdkClient) prompt(ctx context.Context, name string) (string, error) {
+	res, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name})
+	if err != nil {
+		return "", err
+	}
+	if tc, ok := res.Messages[0].Content.(*mcp.TextContent); ok {
+		return tc.Text, nil
+	}
+	return "", fmt.Errorf("prompt %s: %T content", name, res.Messages[0].Content)
+}
+
+func (c *sdkClient) read(ctx context.Context, uri string) (string, error) {
+	res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return "", err
+	}
+	return res.Contents[0].Text, nil
+}
+
+func (c *sdkClient) tools(ctx context.Context) ([]string, error) {
+	res, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names, nil
+}
+
+// listen: the go-sdk opened the list-changes subscription when it
+// connected (it has the handlers, and the server's capabilities say lists
+// change); Subscribe opens one for the resource.
+func (c *sdkClient) listen(ctx context.Context, uri string) error {
+	return c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+}
+
+// The mcp-go client.
+
+type mcpgoClient struct{ c *mcpgoclient.Client }
+
+type mcpgoHandlers struct{ o *observed }
+
+func (h mcpgoHandlers) Elicit(_ context.Context, r mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error) {
+	h.o.add(func(o *observed) { o.elicitations = append(o.elicitations, r.Params.Message) })
+	return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{
+		Action: mcpgo.ElicitationResponseActionAccept, Content: elicitAnswer(r.Params.RequestedSchema)}}, nil
+}
+
+func (h mcpgoHandlers) CreateMessage(_ context.Context, r mcpgo.CreateMessageRequest) (*mcpgo.CreateMessageResult, error) {
+	b, _ := json.Marshal(r.Messages[0].Content)
+	var tc struct{ Text string }
+	json.Unmarshal(b, &tc)
+	h.o.add(func(o *observed) { o.samplings = append(o.samplings, tc.Text) })
+	return &mcpgo.CreateMessageResult{
+		SamplingMessage: mcpgo.SamplingMessage{Role: mcpgo.RoleAssistant, Content: mcpgo.NewTextContent(sampled)},
+		Model:           modelName,
+	}, nil
+}
+
+func (h mcpgoHandlers) ListRoots(context.Context, mcpgo.ListRootsRequest) (*mcpgo.ListRootsResult, error) {
+	return &mcpgo.ListRootsResult{Roots: []mcpgo.Root{{URI: rootURI, Name: "project"}}}, nil
+}
+
+func connectMCPGo(t *testing.T, o *observed, tr mcpgotransport.Interface, capable bool) *mcpgoClient {
+	t.Helper()
+	var opts []mcpgoclient.ClientOption
+	if capable {
+		h := mcpgoHandlers{o}
+		opts = append(opts, mcpgoclient.WithElicitationHandler(h), mcpgoclient.WithSamplingHandler(h), mcpgoclient.WithRootsHandler(h))
+	}
+	c := mcpgoclient.NewClient(tr, opts...)
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("mcp-go client: start: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.OnNotification(func(n mcpgo.JSONRPCNotification) {
+		b, _ := json.Marshal(n.Params)
+		var p struct {
+			Data     any     `json:"data"`
+			Progress float64 `json:"progress"`
+			URI      string  `json:"uri"`
+		}
+		json.Unmarshal(b, &p)
+		o.add(func(o *observed) {
+			switch n.Method {
+			case "notifications/message":
+				o.logs = append(o.logs, fmt.Sprint(p.Data))
+			case "notifications/progress":
+				o.progress = append(o.progress, p.Progress)
+			case "notifications/resources/updated":
+				o.updated = append(o.updated, p.URI)
+			default:
+				o.notes[n.Method]++
+			}
+		})
+	})
+	req := mcpgo.InitializeRequest{}
+	req.Params.ClientInfo = mcpgo.Implementation{Name: "mcp-go-2026-test", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatalf("mcp-go client: initialize: %v", err)
+	}
+	return &mcpgoClient{c: c}
+}
+
+func (c *mcpgoClient) version() string { return c.c.ProtocolVersion() }
+
+func mcpgoMeta(meta map[string]any) *mcpgo.Meta {
+	if meta == nil {
+		return nil
+	}
+	m := &mcpgo.Meta{AdditionalFields: map[string]any{}}
+	for k, v := range meta {
+		if k == "progressToken" {
+			m.ProgressToken = v
+		} else {
+			m.AdditionalFields[k] = v
+		}
+	}
+	return m
+}
+
+func (c *mcpgoClient) call(ctx context.Context, name string, args, meta map[string]any) (string, error) {
+	req := mcpgo.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments, req.Params.Meta = name, args, mcpgoMeta(meta)
+	res, err := c.c.CallTool(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	text := ""
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(mcpgo.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	if res.IsError {
+		return "", fmt.Errorf("tool %s failed: %s", name, text)
+	}
+	return text, nil
+}
+
+func (c *mcpgoClient) prompt(ctx context.Context, name string) (string, error) {
+	req := mcpgo.GetPromptRequest{}
+	req.Params.Name = name
+	res, err := c.c.GetPrompt(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if tc, ok := res.Messages[0].Content.(mcpgo.TextContent); ok {
+		return tc.Text, nil
+	}
+	return "", fmt.Errorf("prompt %s: %T content", name, res.Messages[0].Content)
+}
+
+func (c *mcpgoClient) read(ctx context.Context, uri string) (string, error) {
+	req := mcpgo.ReadResourceRequest{}
+	req.Params.URI = uri
+	res, err := c.c.ReadResource(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if tc, ok := res.Contents[0].(mcpgo.TextResourceContents); ok {
+		return tc.Text, nil
+	}
+	return "", fmt.Errorf("resource %s: %T contents", uri, res.Contents[0])
+}
+
+func (c *mcpgoClient) tools(ctx context.Context) ([]string, error) {
+	res, err := c.c.ListTools(ctx, mcpgo.ListToolsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names, nil
+}
+
+// listen runs mcp-go's Listen, which returns only when the stream ends
+// (here, when ctx does): an early end is a failure.
+func (c *mcpgoClient) listen(ctx context.Context, uri string) error {
+	errc := make(chan error, 1)
+	go func() {
+		errc <- c.c.Listen(ctx, mcpgo.SubscriptionFilter{ToolsListChanged: true, ResourcesListChanged: true, ResourceSubscriptions: []string{uri}})
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("subscriptions/listen ended at once: %w", err)
+	case <-time.After(300 * time.Millisecond):
+		return nil
+	}
+}
+
+// run2026 runs the scenario of the 2026 tests with a connected client,
+// whose messages conv validated.
+func run2026(t *testing.T, c client2026, o *observed, conv *mcpschema.Conversation) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if v := c.version(); v != v2026 {
+		t.Fatalf("negotiated protocol version %q, want %s", v, v2026)
+	}
+	names, err := c.tools(ctx)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	for _, want := range []string{"ask", "sample", "roots", "ask_twice", "test_tool_with_logging", "test_tool_with_progress", "add_note", "enable_extra_tool"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list lacks %s: %v", want, names)
+		}
+	}
+
+	// A result and the nonce its execution drew: a resumed execution
+	// answers with the nonce of the question the client answered.
+	type answer struct {
+		Nonce   string         `json:"nonce"`
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
+		Text    string         `json:"text"`
+		Model   string         `json:"model"`
+		Roots   []struct {
+			URI string `json:"uri"`
+		} `json:"roots"`
+		First  map[string]any `json:"first"`
+		Second map[string]any `json:"second"`
+	}
+	call := func(name string, args, meta map[string]any) answer {
+		t.Helper()
+		text, err := c.call(ctx, name, args, meta)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var a answer
+		if err := json.Unmarshal([]byte(text), &a); err != nil {
+			t.Fatalf("%s: %q: %v", name, text, err)
+		}
+		return a
+	}
+	last := func(list func(o *observed) []string) string {
+		var s string
+		o.get(func(o *observed) bool {
+			if l := list(o); len(l) > 0 {
+				s = l[len(l)-1]
+			}
+			return true
+		})
+		return s
+	}
+	elicitations := func(o *observed) []string { return o.elicitations }
+
+	// Elicitation inside a tool call.
+	a := call("ask", map[string]any{"message": "Who are you?"}, nil)
+	if a.Action != "accept" || a.Content["name"] != userName || last(elicitations) != "Who are you? "+a.Nonce {
+		t.Errorf("ask: %+v after the elicitation %q", a, last(elicitations))
+	}
+	// Sampling.
+	a = call("sample", map[string]any{"prompt": "Capital of France?"}, nil)
+	if a.Text != sampled || a.Model != modelName || last(func(o *observed) []string { return o.samplings }) != "Capital of France? "+a.Nonce {
+		t.Errorf("sample: %+v", a)
+	}
+	// Roots.
+	a = call("roots", nil, nil)
+	if len(a.Roots) != 1 || a.Roots[0].URI != rootURI {
+		t.Errorf("roots: %+v", a)
+	}
+	// Two questions in one call; the log messages and progress sent after
+	// each resume reach the client.
+	a = call("ask_twice", nil, map[string]any{logLevel: "info", "progressToken": "twice"})
+	if a.First["name"] != userName || a.Second["age"] != float64(userAge) {
+		t.Errorf("ask_twice: %+v", a)
+	}
+	waitFor(t, "ask_twice's log messages and progress", func() bool {
+		return o.get(func(o *observed) bool {
+			return slices.ContainsFunc(o.logs, func(s string) bool { return strings.Contains(s, "after first "+a.Nonce) }) &&
+				slices.ContainsFunc(o.logs, func(s string) bool { return strings.Contains(s, "after second "+a.Nonce) }) &&
+				slices.Contains(o.progress, 1) && slices.Contains(o.progress, 2)
+		})
+	})
+	// A prompt and a resource that elicit.
+	for kind, get := range map[string]func() (string, error){
+		"prompts/get ask_prompt":    func() (string, error) { return c.prompt(ctx, "ask_prompt") },
+		"resources/read mrtr://ask": func() (string, error) { return c.read(ctx, "mrtr://ask") },
+	} {
+		text, err := get()
+		nonce := strings.TrimPrefix(last(elicitations), "name ")
+		if err != nil || text != "hello "+userName+" "+nonce {
+			t.Errorf("%s: %q, %v (last elicitation %q)", kind, text, err, last(elicitations))
+		}
+	}
+
+	// Logging and progress of a plain tool: log messages only when the
+	// request asks for them (mcpschema checks none comes otherwise).
+	nlogs := func() (n int) { o.get(func(o *observed) bool { n = len(o.logs); return true }); return }
+	before := nlogs()
+	if _, err := c.call(ctx, "test_tool_with_logging", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.call(ctx, "test_tool_with_logging", nil, map[string]any{logLevel: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "test_tool_with_logging's three log messages", func() bool { return nlogs() >= before+3 })
+	if _, err := c.call(ctx, "test_tool_with_progress", nil, map[string]any{"progressToken": "plain"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "test_tool_with_progress's progress 0, 50 and 100", func() bool {
+		return o.get(func(o *observed) bool { return slices.Contains(o.progress, 50) && slices.Contains(o.progress, 100) })
+	})
+
+	// List changes through subscriptions/listen.
+	if err := c.listen(ctx, "notes://list"); err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	waitFor(t, "the subscriptions' acknowledgments", func() bool {
+		return conv.Counts()["notifications/subscriptions/acknowledged"] > 0
+	})
+	if _, err := c.call(ctx, "add_note", map[string]any{"title": "t", "text": "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "notes://list updated and the resource list changed", func() bool {
+		return o.get(func(o *observed) bool {
+			return slices.Contains(o.updated, "notes://list") && o.notes["notifications/resources/list_changed"] > 0
+		})
+	})
+	if _, err := c.call(ctx, "enable_extra_tool", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the tool list changed", func() bool {
+		return o.get(func(o *observed) bool { return o.notes["notifications/tools/list_changed"] > 0 })
+	})
+	if names, err := c.tools(ctx); err != nil || !slices.Contains(names, "extra_tool") {
+		t.Errorf("tools/list after the change: %v, %v", names, err)
+	}
+	if _, err := c.call(ctx, "disable_extras", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// What went over the wire: all of it at 2026-07-28, all of it valid.
+	counts := conv.Counts()
+	if conv.Legacy() != 0 {
+		t.Errorf("%d exchanges at an earlier revision", conv.Legacy())
+	}
+	for _, want := range []string{"server/discover complete", "tools/list complete", "tools/call input_required", "tools/call complete",
+		"prompts/get input_required", "resources/read input_required", "notifications/message", "notifications/progress",
+		"notifications/subscriptions/acknowledged", "notifications/resources/list_changed", "notifications/resources/updated",
+		"notifications/tools/list_changed"} {
+		if counts[want] == 0 {
+			t.Errorf("no %s validated: %v", want, counts)
+		}
+	}
+	t.Logf("%d messages validated: %v", conv.Total(), counts)
+}
+
+// TestGoSDKClient2026 connects the go-sdk v1.8.0 client to `hangar serve`
+// over Streamable HTTP and over stdio: it negotiates 2026-07-28 through
+// server/discover, and elicitation, sampling and roots inside tools, a
+// prompt and a resource complete through MRTR (the plugin's execution
+// resumed, not restarted), log messages and progress reach it, and list
+// changes arrive through subscriptions/listen. Every message Hangar sends
+// is valid by the revision's schema.
+func TestGoSDKClient2026(t *testing.T) {
+	cfg := config2026(t, "")
+	cache := testutil.ShareCompiledCache(t, t.TempDir())
+	t.Run("http", func(t *testing.T) {
+		url, _ := serveHTTP2026(t, cfg, cache)
+		conv := mcpschema.NewConversation(t)
+		hc := &http.Client{Transport: conv.RoundTripper(nil)}
+		o := newObserved()
+		c := connectSDK(t, o, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, true)
+		run2026(t, c, o, conv)
+
+		// A client that declared no elicitation gets -32021 for a tool
+		// that elicits.
+		bare := connectSDK(t, newObserved(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, false)
+		if _, err := bare.call(context.Background(), "ask", nil, nil); err == nil || conv.Counts()["tools/call error -32021"] != 1 {
+			t.Errorf("ask without the elicitation capability: %v; %v", err, conv.Counts())
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		conv := mcpschema.NewConversation(t)
+		stdin, stdout := serveStdio2026(t, cfg, cache, conv)
+		o := newObserved()
+		c := connectSDK(t, o, &mcp.IOTransport{Reader: stdout, Writer: stdin}, true)
+		run2026(t, c, o, conv)
+	})
+}
+
+// TestMCPGoClient2026 does what TestGoSDKClient2026 does with the mcp-go
+// v1.2.1 client.
+func TestMCPGoClient2026(t *testing.T) {
+	cfg := config2026(t, "")
+	cache := testutil.ShareCompiledCache(t, t.TempDir())
+	t.Run("http", func(t *testing.T) {
+		url, _ := serveHTTP2026(t, cfg, cache)
+		conv := mcpschema.NewConversation(t)
+		hc := &http.Client{Transport: conv.RoundTripper(nil)}
+		tr, err := mcpgotransport.NewStreamableHTTP(url, mcpgotransport.WithHTTPBasicClient(hc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := newObserved()
+		c := connectMCPGo(t, o, tr, true)
+		run2026(t, c, o, conv)
+
+		tr, _ = mcpgotransport.NewStreamableHTTP(url, mcpgotransport.WithHTTPBasicClient(hc))
+		bare := connectMCPGo(t, newObserved(), tr, false)
+		if _, err := bare.call(context.Background(), "ask", nil, nil); err == nil || conv.Counts()["tools/call error -32021"] != 1 {
+			t.Errorf("ask without the elicitation capability: %v; %v", err, conv.Counts())
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		conv := mcpschema.NewConversation(t)
+		stdin, stdout := serveStdio2026(t, cfg, cache, conv)
+		o := newObserved()
+		c := connectMCPGo(t, o, mcpgotransport.NewIO(stdout, stdin, io.NopCloser(strings.NewReader(""))), true)
+		run2026(t, c, o, conv)
+	})
+}
