@@ -649,3 +649,101 @@ func TestMCPGoClient2026(t *testing.T) {
 		run2026(t, c, o, conv)
 	})
 }
+
+// post2026 sends one request of MCP 2026-07-28, as a well-behaved client
+// builds it (its _meta and headers), by hand, and returns the HTTP status
+// and the JSON-RPC response (read from a JSON body or an event stream).
+// hc may validate the exchange (mcpschema.Conversation.RoundTripper).
+func post2026(t *testing.T, hc *http.Client, url, method string, params map[string]any) (int, map[string]any) {
+	t.Helper()
+	p := map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    v2026,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw-2026", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+	}}
+	for k, v := range params {
+		p[k] = v
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", v2026)
+	req.Header.Set("Mcp-Method", method)
+	if name, ok := params["name"].(string); ok {
+		req.Header.Set("Mcp-Name", name)
+	} else if uri, ok := params["uri"].(string); ok {
+		req.Header.Set("Mcp-Name", uri)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	msg, _, err := testutil.ReadMCPAnswer(resp, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return resp.StatusCode, msg
+}
+
+// inputRequired returns the requestState and the one input request's key
+// and message of an input_required result, or fails.
+func inputRequired(t *testing.T, msg map[string]any) (state, key, message string) {
+	t.Helper()
+	r, _ := msg["result"].(map[string]any)
+	ir, _ := r["inputRequests"].(map[string]any)
+	state, _ = r["requestState"].(string)
+	if r["resultType"] != "input_required" || state == "" || len(ir) != 1 {
+		t.Fatalf("want an input_required result with one input request and a requestState: %v", msg)
+	}
+	for k, v := range ir {
+		key = k
+		p, _ := v.(map[string]any)["params"].(map[string]any)
+		message, _ = p["message"].(string)
+	}
+	return state, key, message
+}
+
+// resultText is the text of a result's first content block, or "".
+func resultText(msg map[string]any) string {
+	r, _ := msg["result"].(map[string]any)
+	content, _ := r["content"].([]any)
+	if len(content) == 0 {
+		return ""
+	}
+	text, _ := content[0].(map[string]any)["text"].(string)
+	return text
+}
+
+// TestRawInputRequired: a raw 2026 tools/call of a tool that elicits is
+// answered input_required with inputRequests and requestState, over HTTP
+// (the fast path's and the go-sdk's ways alike), and the retry with the
+// answer completes the same execution.
+func TestRawInputRequired(t *testing.T) {
+	url, _ := serveHTTP2026(t, config2026(t, ""), testutil.ShareCompiledCache(t, t.TempDir()))
+	conv := mcpschema.NewConversation(t)
+	hc := &http.Client{Transport: conv.RoundTripper(nil)}
+	args := map[string]any{"message": "Name?"}
+	status, msg := post2026(t, hc, url, "tools/call", map[string]any{"name": "ask", "arguments": args})
+	state, key, question := inputRequired(t, msg)
+	if status != http.StatusOK || !strings.HasPrefix(question, "Name? ") {
+		t.Errorf("HTTP %d, question %q", status, question)
+	}
+	status, msg = post2026(t, hc, url, "tools/call", map[string]any{"name": "ask", "arguments": args, "requestState": state,
+		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": userName}}}})
+	var a struct {
+		Nonce   string
+		Content map[string]any
+	}
+	json.Unmarshal([]byte(resultText(msg)), &a)
+	if status != http.StatusOK || a.Content["name"] != userName || question != "Name? "+a.Nonce {
+		t.Errorf("the retry: HTTP %d %v", status, msg)
+	}
+	if c := conv.Counts(); c["tools/call input_required"] != 1 || c["tools/call complete"] != 1 {
+		t.Errorf("validated: %v", c)
+	}
+}
