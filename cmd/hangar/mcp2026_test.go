@@ -110,6 +110,8 @@ type observed struct {
 	progress     []float64
 	notes        map[string]int // change notifications by method
 	updated      []string       // URIs of resources/updated
+	progressAt   []time.Time    // when each progress notification came
+	name         string         // the name elicitations answer; userName when ""
 }
 
 func newObserved() *observed { return &observed{notes: map[string]int{}} }
@@ -128,10 +130,13 @@ func (o *observed) get(f func(o *observed) bool) bool {
 
 // elicitAnswer is the user's answer to an elicitation with this schema:
 // the age when asked for one, else the name.
-func elicitAnswer(schema any) map[string]any {
+func (o *observed) elicitAnswer(schema any) map[string]any {
 	b, _ := json.Marshal(schema)
 	if strings.Contains(string(b), `"age"`) {
 		return map[string]any{"age": userAge}
+	}
+	if o.name != "" {
+		return map[string]any{"name": o.name}
 	}
 	return map[string]any{"name": userName}
 }
@@ -164,29 +169,40 @@ type client2026 interface {
 
 type sdkClient struct{ cs *mcp.ClientSession }
 
-func connectSDK(t *testing.T, o *observed, tr mcp.Transport, capable bool) *sdkClient {
+// sdkOpts say how a go-sdk client is made: with the handlers of
+// elicitation, sampling and roots (capable), and with those of list
+// changes (then it opens subscriptions/listen as it connects).
+type sdkOpts struct{ capable, listen bool }
+
+func connectSDK(t *testing.T, o *observed, tr mcp.Transport, so sdkOpts) *sdkClient {
 	t.Helper()
 	opts := &mcp.ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			o.add(func(o *observed) { o.logs = append(o.logs, fmt.Sprint(r.Params.Data)) })
 		},
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			o.add(func(o *observed) { o.progress = append(o.progress, r.Params.Progress) })
-		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			o.add(func(o *observed) { o.notes["notifications/tools/list_changed"]++ })
-		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			o.add(func(o *observed) { o.notes["notifications/resources/list_changed"]++ })
-		},
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
-			o.add(func(o *observed) { o.updated = append(o.updated, r.Params.URI) })
+			o.add(func(o *observed) {
+				o.progress = append(o.progress, r.Params.Progress)
+				o.progressAt = append(o.progressAt, time.Now())
+			})
 		},
 	}
+	if so.listen {
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
+			o.add(func(o *observed) { o.notes["notifications/tools/list_changed"]++ })
+		}
+		opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) {
+			o.add(func(o *observed) { o.notes["notifications/resources/list_changed"]++ })
+		}
+		opts.ResourceUpdatedHandler = func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			o.add(func(o *observed) { o.updated = append(o.updated, r.Params.URI) })
+		}
+	}
+	capable := so.capable
 	if capable {
 		opts.ElicitationHandler = func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			o.add(func(o *observed) { o.elicitations = append(o.elicitations, r.Params.Message) })
-			return &mcp.ElicitResult{Action: "accept", Content: elicitAnswer(r.Params.RequestedSchema)}, nil
+			return &mcp.ElicitResult{Action: "accept", Content: o.elicitAnswer(r.Params.RequestedSchema)}, nil
 		}
 		opts.CreateMessageHandler = func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			text := ""
@@ -277,7 +293,7 @@ type mcpgoHandlers struct{ o *observed }
 func (h mcpgoHandlers) Elicit(_ context.Context, r mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error) {
 	h.o.add(func(o *observed) { o.elicitations = append(o.elicitations, r.Params.Message) })
 	return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{
-		Action: mcpgo.ElicitationResponseActionAccept, Content: elicitAnswer(r.Params.RequestedSchema)}}, nil
+		Action: mcpgo.ElicitationResponseActionAccept, Content: h.o.elicitAnswer(r.Params.RequestedSchema)}}, nil
 }
 
 func (h mcpgoHandlers) CreateMessage(_ context.Context, r mcpgo.CreateMessageRequest) (*mcpgo.CreateMessageResult, error) {
@@ -322,6 +338,7 @@ func connectMCPGo(t *testing.T, o *observed, tr mcpgotransport.Interface, capabl
 				o.logs = append(o.logs, fmt.Sprint(p.Data))
 			case "notifications/progress":
 				o.progress = append(o.progress, p.Progress)
+				o.progressAt = append(o.progressAt, time.Now())
 			case "notifications/resources/updated":
 				o.updated = append(o.updated, p.URI)
 			default:
@@ -599,12 +616,12 @@ func TestGoSDKClient2026(t *testing.T) {
 		conv := mcpschema.NewConversation(t)
 		hc := &http.Client{Transport: conv.RoundTripper(nil)}
 		o := newObserved()
-		c := connectSDK(t, o, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, true)
+		c := connectSDK(t, o, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, sdkOpts{capable: true, listen: true})
 		run2026(t, c, o, conv)
 
 		// A client that declared no elicitation gets -32021 for a tool
 		// that elicits.
-		bare := connectSDK(t, newObserved(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, false)
+		bare := connectSDK(t, newObserved(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, sdkOpts{})
 		if _, err := bare.call(context.Background(), "ask", nil, nil); err == nil || conv.Counts()["tools/call error -32021"] != 1 {
 			t.Errorf("ask without the elicitation capability: %v; %v", err, conv.Counts())
 		}
@@ -613,7 +630,7 @@ func TestGoSDKClient2026(t *testing.T) {
 		conv := mcpschema.NewConversation(t)
 		stdin, stdout := serveStdio2026(t, cfg, cache, conv)
 		o := newObserved()
-		c := connectSDK(t, o, &mcp.IOTransport{Reader: stdout, Writer: stdin}, true)
+		c := connectSDK(t, o, &mcp.IOTransport{Reader: stdout, Writer: stdin}, sdkOpts{capable: true, listen: true})
 		run2026(t, c, o, conv)
 	})
 }
