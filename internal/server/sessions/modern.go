@@ -151,7 +151,9 @@ func (r legacyResources) MarshalJSON() ([]byte, error) {
 	}{r.Meta, r.NextCursor, r.Resources})
 }
 
-type legacyTemplates struct{ *mcp.ListResourceTemplatesResult }
+type legacyTemplates struct {
+	*mcp.ListResourceTemplatesResult
+}
 
 func (r legacyTemplates) MarshalJSON() ([]byte, error) {
 	return marshalPlain(struct {
