@@ -183,9 +183,10 @@ func TestModernToolCallOverHTTP(t *testing.T) {
 	}
 }
 
-// mrtrPlugin loads internal/testplugins/mrtr.
+// mrtrPlugin loads internal/testplugins/mrtr, with two instances: one may
+// be parked while the other serves.
 func mrtrPlugin(t *testing.T) *plugin.Plugin {
-	return loadPlugin(t, "mrtr", testutil.BuildPlugin(t, "./internal/testplugins/mrtr"), config.Limits{})
+	return loadPlugin(t, "mrtr", testutil.BuildPlugin(t, "./internal/testplugins/mrtr"), config.Limits{MaxInstances: 2})
 }
 
 func TestModernElicitationRoundTripOverHTTP(t *testing.T) {
