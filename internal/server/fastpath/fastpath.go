@@ -37,6 +37,33 @@ type Options struct {
 	// Disabled leaves every request to the go-sdk: the fast path only
 	// passes the bytes on (and keeps the sessions' idle timeout over HTTP).
 	Disabled bool
+	// Modern, if set, is the edge of MCP 2026-07-28 over stdio: it sees
+	// each line first (stdio.go).
+	Modern Modern
+}
+
+// Modern is the edge of MCP 2026-07-28 over a stream (package
+// stateless), whose requests have no session: the fast path shows it each
+// line before it reads the line itself.
+type Modern interface {
+	// Line looks at a line, body (without its line end); fast reports
+	// whether the fast path is enabled. A zero ModernLine leaves the line
+	// to the fast path and the go-sdk.
+	Line(body []byte, fast bool) ModernLine
+}
+
+// ModernLine is what the edge makes of a line.
+type ModernLine struct {
+	// ID is the JSON-RPC id of the request on the line.
+	ID jsonrpc.ID
+	// Answer, if set, is the line's answer (an error): the request is not
+	// served.
+	Answer []byte
+	// Serve, if set, serves the request: the fast path runs it as one of
+	// its calls (on a worker, cancelled by notifications/cancelled for ID)
+	// and writes what it returns, if anything; write writes the call's
+	// notifications.
+	Serve func(ctx context.Context, write func([]byte)) []byte
 }
 
 // Path is the fast path in front of the go-sdk's sessions of one core.
@@ -45,6 +72,7 @@ type Path struct {
 	sdk      *sessions.Server
 	log      *slog.Logger
 	disabled bool
+	modern   Modern // nil: none
 }
 
 // New returns the fast path of c in front of sdk, whose go-sdk server must
@@ -57,7 +85,7 @@ func New(c Core, sdk *sessions.Server, opts *Options) *Path {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Path{core: c, sdk: sdk, log: o.Logger, disabled: o.Disabled}
+	return &Path{core: c, sdk: sdk, log: o.Logger, disabled: o.Disabled, modern: o.Modern}
 }
 
 // fastSession is the fast path's state for one MCP session.
@@ -149,6 +177,15 @@ func (fs *fastSession) release(id jsonrpc.ID) {
 	}
 }
 
+// inUse reports whether a request with this id is in progress, on either
+// path.
+func (fs *fastSession) inUse(id jsonrpc.ID) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	_, busy := fs.calls[id]
+	return busy || fs.sdk[id] > 0
+}
+
 // busy reports whether the fast path has a call with this id in progress.
 func (fs *fastSession) busy(id jsonrpc.ID) bool {
 	fs.mu.Lock()
@@ -233,7 +270,10 @@ func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *mess
 			res = r
 		}
 	} else {
-		res, err = fs.p.core.ReadResource(ctx, rq, m.key)
+		var r *mcp.ReadResourceResult
+		if r, err = fs.p.core.ReadResource(ctx, rq, m.key); err == nil {
+			res = sessions.WithoutCacheHints(r) // as the go-sdk's sessions send it
+		}
 	}
 	fs.p.core.EndRequest(span, m.method, res, err)
 	if err != nil {

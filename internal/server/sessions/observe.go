@@ -50,7 +50,9 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if extra != nil {
 			header = extra.Header
-			if extra.TokenInfo != nil {
+			// A 2026-07-28 request has a session of its own, which only a
+			// subscriptions/listen keeps long enough to be told of changes.
+			if extra.TokenInfo != nil && (method == "subscriptions/listen" || !IsModern(req)) {
 				s.noteGrant(ss, auth.GrantOf(extra.TokenInfo))
 			}
 		}
