@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -61,14 +63,19 @@ func serveHTTP2026(t *testing.T, cfg, cache string) (string, *hangarProc) {
 	cmd := exec.Command(hangar, "serve", "--config", cfg, "--http", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 	p := startCmd(t, cmd)
-	return p.waitLog(t, mcpURLRE)[1] + "/mcp", p
+	url := p.waitLog(t, mcpURLRE)[1] + "/mcp"
+	p.waitLog(t, readyRE) // the plugins compiled: no call waits for them
+	return url, p
 }
+
+// readyRE is the log line saying every plugin has compiled.
+var readyRE = regexp.MustCompile(`msg=ready `)
 
 // serveStdio2026 starts `hangar serve` with cfg on stdio and returns its
 // stdin and stdout, tapped by conv.
 func serveStdio2026(t *testing.T, cfg, cache string, conv *mcpschema.Conversation) (io.WriteCloser, io.ReadCloser) {
 	t.Helper()
-	cmd := exec.Command(hangar, "serve", "--config", cfg, "--log-level", "warn")
+	cmd := exec.Command(hangar, "serve", "--config", cfg)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 	logs := &testutil.SyncBuffer{}
 	cmd.Stderr = logs
@@ -98,6 +105,12 @@ func serveStdio2026(t *testing.T, cfg, cache string, conv *mcpschema.Conversatio
 			t.Logf("hangar serve (stdio) stderr:\n%s", logs)
 		}
 	})
+	// The plugins compiled: no call waits for them.
+	for deadline := time.Now().Add(3 * time.Minute); !readyRE.MatchString(logs.String()); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("hangar serve (stdio) not ready after 3 minutes:\n%s", logs)
+		}
+	}
 	return conv.Stdio(stdin, stdout)
 }
 
@@ -601,47 +614,40 @@ func run2026(t *testing.T, c client2026, o *observed, conv *mcpschema.Conversati
 	t.Logf("%d messages validated: %v", conv.Total(), counts)
 }
 
-// TestGoSDKClient2026 connects the go-sdk v1.8.0 client to `hangar serve`
-// over Streamable HTTP and over stdio: it negotiates 2026-07-28 through
-// server/discover, and elicitation, sampling and roots inside tools, a
-// prompt and a resource complete through MRTR (the plugin's execution
-// resumed, not restarted), log messages and progress reach it, and list
-// changes arrive through subscriptions/listen. Every message Hangar sends
-// is valid by the revision's schema.
-func TestGoSDKClient2026(t *testing.T) {
+// TestClients2026 connects real MCP clients to `hangar serve` at
+// 2026-07-28: the go-sdk v1.8.0 client and the mcp-go v1.2.1 client, each
+// over Streamable HTTP (one server for both) and over stdio (a process
+// each). Each negotiates 2026-07-28 (through server/discover); elicitation,
+// sampling and roots inside tools, a prompt and a resource complete
+// through MRTR (the plugin's execution resumed, not restarted); log
+// messages (only when asked for) and progress reach it; list changes
+// arrive through subscriptions/listen. A client that declared no
+// elicitation gets -32021. Every message Hangar sends on these
+// connections is valid by the revision's schema (mcpschema).
+func TestClients2026(t *testing.T) {
 	cfg := config2026(t, "")
 	cache := testutil.ShareCompiledCache(t, t.TempDir())
-	t.Run("http", func(t *testing.T) {
-		url, _ := serveHTTP2026(t, cfg, cache)
+	url, _ := serveHTTP2026(t, cfg, cache)
+	t.Run("go-sdk/http", func(t *testing.T) {
 		conv := mcpschema.NewConversation(t)
 		hc := &http.Client{Transport: conv.RoundTripper(nil)}
 		o := newObserved()
 		c := connectSDK(t, o, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, sdkOpts{capable: true, listen: true})
 		run2026(t, c, o, conv)
 
-		// A client that declared no elicitation gets -32021 for a tool
-		// that elicits.
 		bare := connectSDK(t, newObserved(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, sdkOpts{})
 		if _, err := bare.call(context.Background(), "ask", nil, nil); err == nil || conv.Counts()["tools/call error -32021"] != 1 {
 			t.Errorf("ask without the elicitation capability: %v; %v", err, conv.Counts())
 		}
 	})
-	t.Run("stdio", func(t *testing.T) {
+	t.Run("go-sdk/stdio", func(t *testing.T) {
 		conv := mcpschema.NewConversation(t)
 		stdin, stdout := serveStdio2026(t, cfg, cache, conv)
 		o := newObserved()
 		c := connectSDK(t, o, &mcp.IOTransport{Reader: stdout, Writer: stdin}, sdkOpts{capable: true, listen: true})
 		run2026(t, c, o, conv)
 	})
-}
-
-// TestMCPGoClient2026 does what TestGoSDKClient2026 does with the mcp-go
-// v1.2.1 client.
-func TestMCPGoClient2026(t *testing.T) {
-	cfg := config2026(t, "")
-	cache := testutil.ShareCompiledCache(t, t.TempDir())
-	t.Run("http", func(t *testing.T) {
-		url, _ := serveHTTP2026(t, cfg, cache)
+	t.Run("mcp-go/http", func(t *testing.T) {
 		conv := mcpschema.NewConversation(t)
 		hc := &http.Client{Transport: conv.RoundTripper(nil)}
 		tr, err := mcpgotransport.NewStreamableHTTP(url, mcpgotransport.WithHTTPBasicClient(hc))
@@ -658,13 +664,14 @@ func TestMCPGoClient2026(t *testing.T) {
 			t.Errorf("ask without the elicitation capability: %v; %v", err, conv.Counts())
 		}
 	})
-	t.Run("stdio", func(t *testing.T) {
+	t.Run("mcp-go/stdio", func(t *testing.T) {
 		conv := mcpschema.NewConversation(t)
 		stdin, stdout := serveStdio2026(t, cfg, cache, conv)
 		o := newObserved()
 		c := connectMCPGo(t, o, mcpgotransport.NewIO(stdout, stdin, io.NopCloser(strings.NewReader(""))), true)
 		run2026(t, c, o, conv)
 	})
+	t.Run("raw", func(t *testing.T) { rawInputRequired(t, url) })
 }
 
 // post2026 sends one request of MCP 2026-07-28, as a well-behaved client
@@ -736,12 +743,10 @@ func resultText(msg map[string]any) string {
 	return text
 }
 
-// TestRawInputRequired: a raw 2026 tools/call of a tool that elicits is
-// answered input_required with inputRequests and requestState, over HTTP
-// (the fast path's and the go-sdk's ways alike), and the retry with the
-// answer completes the same execution.
-func TestRawInputRequired(t *testing.T) {
-	url, _ := serveHTTP2026(t, config2026(t, ""), testutil.ShareCompiledCache(t, t.TempDir()))
+// rawInputRequired: a raw 2026 tools/call of a tool that elicits is
+// answered input_required with inputRequests and requestState, and the
+// retry with the answer completes the same execution.
+func rawInputRequired(t *testing.T, url string) {
 	conv := mcpschema.NewConversation(t)
 	hc := &http.Client{Transport: conv.RoundTripper(nil)}
 	args := map[string]any{"message": "Name?"}
@@ -762,5 +767,49 @@ func TestRawInputRequired(t *testing.T) {
 	}
 	if c := conv.Counts(); c["tools/call input_required"] != 1 || c["tools/call complete"] != 1 {
 		t.Errorf("validated: %v", c)
+	}
+}
+
+// TestStdioInitializeAfterDiscover: over stdio, a client that probes with
+// server/discover and then falls back to initialize (as the revision tells
+// a client to do when the probe's answer is late, and as mcp-go does after
+// 5 s, while a server still lists its plugins) gets its session.
+func TestStdioInitializeAfterDiscover(t *testing.T) {
+	cmd := exec.Command(hangar, "serve", testutil.BuildPlugin(t, "./internal/testplugins/mrtr"))
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+testutil.ShareCompiledCache(t, t.TempDir()))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	exchange := func(msg string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(stdin, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !lines.Scan() {
+			t.Fatalf("no answer to %s: %v", msg, lines.Err())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v", lines.Bytes(), err)
+		}
+		return m
+	}
+	discover := exchange(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if discover["result"] == nil {
+		t.Fatalf("server/discover: %v", discover)
+	}
+	init := exchange(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fallback","version":"1"}}}`)
+	if r, _ := init["result"].(map[string]any); r["protocolVersion"] != "2025-11-25" {
+		t.Errorf("initialize after server/discover: %v; want a 2025-11-25 session", init)
 	}
 }
