@@ -55,7 +55,7 @@ func init() {
 		},
 		&attack{
 			id: "18.2.1", name: "mcp26-state-tampered",
-			attempt: "Retries of a parked call with its requestState changed (a byte at the start, middle and end), truncated, extended, replaced by garbage, or sealed by another Hangar (its own key)",
+			attempt: "Retries of a parked call with its requestState changed (a character at the start, middle and end; the unused bits of the last one), truncated, extended, replaced by garbage, or sealed by another Hangar (its own key)",
 			run:     stateTampered,
 		},
 		&attack{
@@ -99,13 +99,6 @@ func (a *A) serve26(http, top, limits string) *proc {
 `, http, top, a.env.mrtr, limits, a.env.mrtr, a.env.flood)))
 }
 
-// nothingRan checks that the attacked plugin's executions are still n.
-func (a *A) nothingRan(p *proc, n float64, what string) {
-	got := a.executions(p)
-	a.Figure("executions of the attacked plugin", "%.0f during %s", got-n, what)
-	a.Check(got == n, "%s: the attacked plugin ran %.0f times", what, got-n)
-}
-
 const (
 	keyVersion = "io.modelcontextprotocol/protocolVersion"
 	keyCaps    = "io.modelcontextprotocol/clientCapabilities"
@@ -115,7 +108,7 @@ func meta2026(a *A) {
 	p := a.serve26("", "", "")
 	by := a.bystander(p.url, "")
 	c := a.raw26(p.url, "")
-	before := a.executions(p)
+	before := a.seen(p, by)
 	ask := callArgs("ask", map[string]any{"message": "m"})
 	without := func(key string) map[string]any { m := defaultMeta(); delete(m, key); return m }
 	with := func(key string, v any) map[string]any { m := defaultMeta(); m[key] = v; return m }
@@ -147,7 +140,7 @@ func meta2026(a *A) {
 		seen = append(seen, fmt.Sprintf("%s: %d", cs.what, ans.code()))
 	}
 	a.Figure("refusals", "%s", strings.Join(seen, "; "))
-	a.nothingRan(p, before, "the 13 refused requests")
+	a.nothingRan(p, by, before, "the 13 refused requests")
 	// The same tool named in the sentinel Base64 form is accepted, and
 	// the flood plugin's echo is served: the refusals are the headers'.
 	ans := c.do(r26{method: "tools/call", params: callArgs("echo", map[string]any{"text": "b64"}), header: map[string]string{"Mcp-Name": b64("echo")}})
@@ -160,7 +153,7 @@ func unknownVersion2026(a *A) {
 	p := a.serve26("", "", "")
 	by := a.bystander(p.url, "")
 	c := a.raw26(p.url, "")
-	before := a.executions(p)
+	before := a.seen(p, by)
 	meta := defaultMeta()
 	meta[keyVersion] = "2099-01-01"
 	for _, method := range []string{"tools/call", "server/discover"} {
@@ -177,7 +170,7 @@ func unknownVersion2026(a *A) {
 		a.Check(ok, "%s at 2099-01-01: %v; want HTTP 400, -32022 with requested and supported (including %s)", method, ans, v2026)
 		a.Figure(method, "%v, supported %v", ans, supported)
 	}
-	a.nothingRan(p, before, "the two requests")
+	a.nothingRan(p, by, before, "the two requests")
 	by.finish()
 	a.Result("an unknown version gets 400 and UnsupportedProtocolVersion naming the versions served")
 }
@@ -186,7 +179,7 @@ func responsesWithoutState(a *A) {
 	p := a.serve26("", "", "")
 	by := a.bystander(p.url, "")
 	c := a.raw26(p.url, "")
-	before := a.executions(p)
+	before := a.seen(p, by)
 	answers := map[string]any{"elicitation-1": accept(map[string]any{"name": "x"})}
 	for _, cs := range []struct {
 		what   string
@@ -206,7 +199,7 @@ func responsesWithoutState(a *A) {
 		a.refused(cs.what, ans, -32602)
 		a.Figure(cs.what, "%v", ans)
 	}
-	a.nothingRan(p, before, "the 5 requests")
+	a.nothingRan(p, by, before, "the 5 requests")
 	by.finish()
 	a.Result("each refused with 400 and invalid params; the plugin never ran")
 }
@@ -216,7 +209,7 @@ func unrequestedKeys(a *A) {
 	by := a.bystander(p.url, "")
 	c := a.raw26(p.url, "")
 	pk := c.park("beside")
-	before := a.executions(p)
+	before := a.seen(p, by)
 	// Answers it did not ask for, beside the one it did: ignored.
 	ans := c.do(pk.retry(pk.state, map[string]any{
 		pk.key:       accept(map[string]any{"name": "Ada"}),
@@ -237,8 +230,13 @@ func unrequestedKeys(a *A) {
 	}
 	a.Figure("instead of the answer", "%s again (state %s)", ans.resultType(), map[bool]string{true: "the same", false: "a new one"}[ans.state() == pk.state])
 	c.finish(pk, "Ada")
-	after := a.executions(p)
-	a.Figure("executions", "%.0f for 2 parked calls and their 3 retries", after-before+1)
+	after := a.seen(p, by)
+	a.Figure("the attacked plugin saw", "%.0f calls ended, %.0f questions asked, %.0f answers delivered for 1 parked call completed and 1 call parked and completed (3 retries)",
+		after.ended-before.ended, after.asked-before.asked, after.answered-before.answered)
+	// The question asked again may count as asked again (an
+	// input_required answer), never as an answer delivered.
+	a.Check(after.ended-before.ended == 2 && after.answered-before.answered == 2 && after.asked-before.asked >= 1 && after.asked-before.asked <= 2,
+		"the attacked plugin saw %v, then %v", before, after)
 	by.finish()
 	a.Result("keys never requested are ignored; without the requested answer, the input request is asked again")
 }
@@ -248,7 +246,7 @@ func wrongAnswers(a *A) {
 	by := a.bystander(p.url, "")
 	c := a.raw26(p.url, "")
 	pk := c.park("wrong")
-	before := a.executions(p)
+	before := a.seen(p, by)
 	for _, cs := range []struct {
 		what   string
 		answer any
@@ -265,7 +263,7 @@ func wrongAnswers(a *A) {
 		a.refused(cs.what, ans, -32602, pk.key)
 		a.Figure(cs.what, "%v", ans)
 	}
-	a.nothingRan(p, before, "the 7 wrong answers")
+	a.nothingRan(p, by, before, "the 7 wrong answers")
 	// The call is still parked, and its state still good.
 	c.finish(pk, "Ada")
 	by.finish()
@@ -317,23 +315,28 @@ func stateTampered(a *A) {
 	c := a.raw26(p.url, "")
 	pk := c.park("tamper")
 	foreign := a.raw26(other.url, "").park("tamper")
-	before := a.executions(p)
+	before := a.seen(p, by)
 	s := pk.state
 	cases := []struct{ what, state string }{
-		{"first byte changed", tamper(s, 0)},
-		{"middle byte changed", tamper(s, len(s)/2)},
-		{"last byte changed", tamper(s, -1)},
+		{"first character changed", tamper(s, 0)},
+		{"middle character changed", tamper(s, len(s)/2)},
+		{"last character changed", tamper(s, -1)},
 		{"truncated", s[:len(s)-1]},
 		{"extended", s + "A"},
 		{"garbage", "this is not a state"},
 		{"sealed by another Hangar", foreign.state},
+	}
+	// The same bytes written otherwise: the last character's unused bits
+	// set. A state is accepted only as it was issued.
+	if other := paddingBits(s); other != "" {
+		cases = append(cases, struct{ what, state string }{"last character's unused bits set", other})
 	}
 	for _, cs := range cases {
 		ans := c.do(pk.retry(cs.state, map[string]any{pk.key: accept(map[string]any{"name": "Eve"})}))
 		a.refused(cs.what, ans, -32602, "requestState")
 		a.Figure(cs.what, "%v", ans)
 	}
-	a.nothingRan(p, before, "the 7 tampered retries")
+	a.nothingRan(p, by, before, fmt.Sprintf("the %d tampered retries", len(cases)))
 	c.finish(pk, "Ada")
 	by.finish()
 	a.Result("every changed or foreign state refused with 400 and invalid params; the call completed with the right state")
@@ -345,13 +348,13 @@ func stateExpired(a *A) {
 	by := a.bystander(p.url, "")
 	c := a.raw26(p.url, "")
 	pk := c.park("expire")
-	before := a.executions(p)
+	before := a.seen(p, by)
 	start := time.Now()
 	a.Sleep(3 * time.Second)
 	ans := c.do(pk.answer("Late"))
 	a.refused("a retry 3 s after a 2 s park timeout", ans, -32602, "expired")
 	a.Figure("retry after expiry", "%v", ans)
-	a.nothingRan(p, before, "the late retry")
+	a.nothingRan(p, by, before, "the late retry")
 	// The call was cancelled and its instance returned: a new call gets
 	// it at once.
 	t := time.Now()
@@ -369,14 +372,15 @@ func stateReplayed(a *A) {
 	c := a.raw26(p.url, "")
 	pk := c.park("replay")
 	c.finish(pk, "Ada")
-	before := a.executions(p)
+	before := a.seen(p, by)
 	ans := c.do(pk.answer("Ada"))
 	a.refused("the completed retry again", ans, -32602, "already used")
 	a.Figure("replay", "%v", ans)
+	a.nothingRan(p, by, before, "the replay")
 
 	// Eight retries of one parked call at once: exactly one is accepted.
 	pk = c.park("race")
-	before = a.executions(p)
+	before = a.seen(p, by)
 	var wg sync.WaitGroup
 	answers := make([]a26, 8)
 	for i := range answers {
@@ -397,7 +401,12 @@ func stateReplayed(a *A) {
 	}
 	a.Figure("8 racing retries", "%d accepted, %d refused as already used", won, replayed)
 	a.Check(won == 1 && replayed == 7, "%d retries accepted of 8", won)
-	a.nothingRan(p, before, "the replays")
+	// The accepted one completed the call: one answer delivered, one call
+	// ended; nothing else.
+	after := a.seen(p, by)
+	d := seen{after.ended - before.ended, after.asked - before.asked, after.answered - before.answered}
+	a.Figure("the attacked plugin saw", "%v during the race", d)
+	a.Check(d == seen{ended: 1, answered: 1}, "the race: the attacked plugin saw %v, want the one accepted answer", d)
 	by.finish()
 	a.Result("a state is accepted once: a replay and 7 of 8 racing retries refused, nothing ran for them")
 }
@@ -413,14 +422,14 @@ func statePrincipal(a *A) {
 	by := a.bystander(p.url, carol)
 	ca, cb := a.raw26(p.url, alice), a.raw26(p.url, bob)
 	pk := ca.park("alice's")
-	before := a.executions(p)
+	before := a.seen(p, by)
 	ans := cb.do(pk.answer("Mallory"))
 	a.refused("bob's retry with alice's state", ans, -32602, "another user")
 	a.Figure("bob with alice's state", "%v", ans)
 	// Without a token at all: refused before MCP.
 	anon := a.raw26(p.url, "").do(pk.answer("Mallory"))
 	a.Check(anon.status == http.StatusUnauthorized, "alice's state without a token: %v; want 401", anon)
-	a.nothingRan(p, before, "bob's and the anonymous retries")
+	a.nothingRan(p, by, before, "bob's and the anonymous retries")
 	ca.finish(pk, "Alice")
 	by.finish()
 	a.Result("a state presented by another token is refused (invalid params, another user) and nothing ran; alice's call completed")
@@ -431,7 +440,7 @@ func stateOtherRequest(a *A) {
 	by := a.bystander(p.url, "")
 	c := a.raw26(p.url, "")
 	pk := c.park("mine")
-	before := a.executions(p)
+	before := a.seen(p, by)
 	answers := map[string]any{pk.key: accept(map[string]any{"name": "Eve"})}
 	for _, cs := range []struct {
 		what string
@@ -447,7 +456,7 @@ func stateOtherRequest(a *A) {
 		a.refused(cs.what, ans, -32602, "another request")
 		a.Figure(cs.what, "%v", ans)
 	}
-	a.nothingRan(p, before, "the 5 misdirected retries")
+	a.nothingRan(p, by, before, "the 5 misdirected retries")
 	c.finish(pk, "Ada")
 	by.finish()
 	a.Result("a state presented for other arguments, another tool or method is refused (invalid params) and nothing ran")

@@ -356,9 +356,35 @@ func (a *A) metric(p *proc, name string, labels ...string) float64 {
 	return sum
 }
 
-// executions is how many calls reached the attacked plugin (mrtr).
-func (a *A) executions(p *proc) float64 {
-	return a.metric(p, "hangar_plugin_calls_total", `plugin="mrtr"`)
+// seen is what the attacked plugin (mrtr) has seen, from /metrics: its
+// calls that ended (hangar_plugin_calls_total counts a call when it
+// ends), the questions its calls asked (input_required answers) and the
+// answers delivered into its parked calls. The last two are counted for
+// every plugin: the bystander's share is taken out.
+type seen struct{ ended, asked, answered float64 }
+
+func (s seen) String() string {
+	return fmt.Sprintf("%.0f calls ended, %.0f questions asked, %.0f answers delivered", s.ended, s.asked, s.answered)
+}
+
+// seen reads what the attacked plugin has seen, the bystander paused.
+func (a *A) seen(p *proc, by *bystander) seen {
+	by.gate.Lock()
+	defer by.gate.Unlock()
+	mrtr := by.mrtr.Load()
+	return seen{
+		ended:    a.metric(p, "hangar_plugin_calls_total", `plugin="mrtr"`),
+		asked:    a.metric(p, "hangar_mrtr_input_requests_total") - float64(mrtr),
+		answered: a.metric(p, "hangar_mrtr_resumed_total") - float64(mrtr),
+	}
+}
+
+// nothingRan checks that the attacked plugin saw nothing since before.
+func (a *A) nothingRan(p *proc, by *bystander, before seen, what string) {
+	after := a.seen(p, by)
+	d := seen{after.ended - before.ended, after.asked - before.asked, after.answered - before.answered}
+	a.Figure("the attacked plugin saw", "%v during %s", d, what)
+	a.Check(d == seen{}, "%s: the attacked plugin saw %v", what, d)
 }
 
 // bystander is a well-behaved 2026 client (the go-sdk's) that calls, in a
@@ -368,7 +394,9 @@ type bystander struct {
 	a        *A
 	stop     context.CancelFunc
 	done     chan struct{}
+	gate     sync.Mutex // held for each round of calls; seen holds it to pause the bystander
 	ok, fail atomic.Int64
+	mrtr     atomic.Int64 // its calls through MRTR that completed
 	mu       sync.Mutex
 	errs     []string
 }
@@ -395,6 +423,7 @@ func (a *A) bystander(url, token string) *bystander {
 		defer close(b.done)
 		defer cs.Close()
 		for ctx.Err() == nil {
+			b.gate.Lock()
 			for _, call := range []struct {
 				tool string
 				args map[string]any
@@ -405,7 +434,6 @@ func (a *A) bystander(url, token string) *bystander {
 				ccancel()
 				switch {
 				case ctx.Err() != nil:
-					return
 				case err != nil || !strings.Contains(text, call.want):
 					b.fail.Add(1)
 					b.mu.Lock()
@@ -413,16 +441,22 @@ func (a *A) bystander(url, token string) *bystander {
 					b.mu.Unlock()
 				default:
 					b.ok.Add(1)
+					if call.tool == "g_ask" {
+						b.mrtr.Add(1)
+					}
 				}
 			}
+			b.gate.Unlock()
 		}
 	}()
 	a.Cleanup(func() { cancel(); <-b.done })
 	return b
 }
 
-// finish stops the bystander and checks that it lost nothing.
+// finish stops the bystander, once it has made a few rounds, and checks
+// that it lost nothing.
 func (b *bystander) finish() {
+	b.a.Until(time.Minute, "the well-behaved client's first rounds", func() bool { return b.ok.Load()+b.fail.Load() >= 4 })
 	b.stop()
 	<-b.done
 	b.mu.Lock()
@@ -431,19 +465,34 @@ func (b *bystander) finish() {
 	b.a.Check(b.fail.Load() == 0 && b.ok.Load() > 0, "the well-behaved client: %d ok, %d failed: %v", b.ok.Load(), b.fail.Load(), b.errs)
 }
 
-// tamper returns state with the byte at i (from the end when negative)
-// changed.
+// tamper returns state with the character at i (from the end when
+// negative) changed to another, whose six bits all differ.
 func tamper(state string, i int) string {
 	b := []byte(state)
 	if i < 0 {
 		i += len(b)
 	}
-	if b[i] == 'A' {
-		b[i] = 'B'
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	if v := strings.IndexByte(alphabet, b[i]); v >= 0 {
+		b[i] = alphabet[v^0x3f]
 	} else {
 		b[i] = 'A'
 	}
 	return string(b)
+}
+
+// paddingBits returns state with the unused low bits of its last
+// character set (a state is unpadded base64url: when its length is not a
+// multiple of 4, its last character encodes 2 or 4 bits that belong to no
+// byte): a different text for the same bytes, or "" when there are none.
+func paddingBits(state string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	unused := map[int]int{2: 4, 3: 2}[len(state)%4]
+	v := strings.IndexByte(alphabet, state[len(state)-1])
+	if unused == 0 || v < 0 {
+		return ""
+	}
+	return state[:len(state)-1] + string(alphabet[v^1]) // bit 0 is one of them
 }
 
 // b64 is a header value in the Base64 sentinel form.
