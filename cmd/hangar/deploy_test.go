@@ -254,8 +254,13 @@ func TestDeploy(t *testing.T) {
 			}
 		}
 	}
-	if cs := addNoteOnce(t, base, token); !strings.HasPrefix(cs.ID(), "10.1.2.3~") {
+	// An older client's session is named after the replica; a 2026
+	// client has none.
+	if cs := addNoteOnceAt(t, base, token, "2025-11-25"); !strings.HasPrefix(cs.ID(), "10.1.2.3~") {
 		t.Errorf("session ID %q does not name the replica", cs.ID())
+	}
+	if cs := addNoteOnce(t, base, token); cs.InitializeResult().ProtocolVersion != "2026-07-28" || cs.ID() != "" {
+		t.Errorf("a 2026 client: version %s, session %q", cs.InitializeResult().ProtocolVersion, cs.ID())
 	}
 	s.stop(t)
 	if after := snapshot(t, cacheHome); after != before {

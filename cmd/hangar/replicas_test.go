@@ -162,10 +162,12 @@ type client struct {
 
 func (c *client) replica() string { return strings.SplitN(c.cs.ID(), "~", 2)[0] }
 
+// connectVia connects a client of protocol version 2025-11-25, which has
+// a session.
 func connectVia(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "replica-test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: url}, nil)
+		&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +183,13 @@ func addNote(ctx context.Context, cs *mcp.ClientSession, title string) ([]string
 		return nil, err
 	}
 	if res.IsError {
-		return nil, errors.New("add_note failed")
+		text := ""
+		if len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		return nil, fmt.Errorf("add_note failed: %s", text)
 	}
 	return listNotes(ctx, cs)
 }
@@ -204,8 +212,9 @@ func listNotes(ctx context.Context, cs *mcp.ClientSession) ([]string, error) {
 }
 
 // TestReplicasBehindNginx runs three `hangar serve --replica` processes
-// behind nginx (deploy/nginx/nginx.conf.tmpl) and MCP clients through it:
-// each session sticks to the replica that created it; when a replica is
+// behind nginx (deploy/nginx/nginx.conf.tmpl) and MCP clients of
+// 2025-11-25 (which have sessions) through it: each session sticks to the
+// replica that created it; when a replica is
 // killed, its clients get 404 (session not found) and initialize again on
 // another, and the sessions of the other replicas lose nothing.
 func TestReplicasBehindNginx(t *testing.T) {
@@ -225,6 +234,9 @@ func TestReplicasBehindNginx(t *testing.T) {
 		wg.Go(func() { r.Addr = strings.TrimPrefix(r.proc.waitLog(t, mcpURLRE)[1], "http://") })
 	}
 	wg.Wait()
+	for _, r := range replicas {
+		r.proc.waitLog(t, readyRE) // the plugin compiled: no call waits for it
+	}
 	url := "http://" + startNginx(t, replicas) + "/mcp"
 	ctx := context.Background()
 

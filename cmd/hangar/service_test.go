@@ -322,8 +322,17 @@ func TestWarm(t *testing.T) {
 // not ""), adds a note with examples/notes, and disconnects.
 func addNoteOnce(t *testing.T, base, token string) *mcp.ClientSession {
 	t.Helper()
+	return addNoteOnceAt(t, base, token, "")
+}
+
+// addNoteOnceAt is addNoteOnce with a client that asks for protocol
+// version (its latest, 2026-07-28, when ""): 2025-11-25 and older open a
+// session.
+func addNoteOnceAt(t *testing.T, base, token, version string) *mcp.ClientSession {
+	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "note-test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authedTransport{token, http.DefaultTransport}}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authedTransport{token, http.DefaultTransport}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
