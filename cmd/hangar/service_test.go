@@ -211,9 +211,12 @@ plugins:
 	}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	t.Cleanup(tr.CloseIdleConnections)
+	// Clients of 2025-11-25, so that they open sessions, which the
+	// metrics count.
 	connect := func(token string) (*mcp.ClientSession, error) {
 		return mcp.NewClient(&mcp.Implementation{Name: "tls-test", Version: "1"}, nil).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authedTransport{token, tr}}}, nil)
+			&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authedTransport{token, tr}}},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	}
 	if _, err := connect(""); err == nil {
 		t.Error("connected without a token")
