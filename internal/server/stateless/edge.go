@@ -257,10 +257,14 @@ func (e *Edge) serve(ctx context.Context, c *call, run func(ctx context.Context,
 	if !ok || res == nil {
 		return nil, nil, fmt.Errorf("internal error: the call of %s returned no result", c.method)
 	}
-	if r, ok := res.(*mcp.ReadResourceResult); ok && c.retry {
-		// The result depends on the answers, which are not part of the
-		// request a cache would key it by.
-		r.TTLMs, r.CacheScope = 0, "private"
+	if r, ok := res.(*mcp.ReadResourceResult); ok {
+		// The go-sdk's readResource set them (setCacheable) on its path.
+		readHints(&r.Cacheable, c.rq.Principal != nil)
+		if c.retry {
+			// The result depends on the answers, which are not part of the
+			// request a cache would key it by.
+			r.TTLMs, r.CacheScope = 0, "private"
+		}
 	}
 	return res, nil, nil
 }
