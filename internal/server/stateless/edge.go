@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -268,6 +269,13 @@ func (e *Edge) serve(ctx context.Context, c *call, run func(ctx context.Context,
 	}
 	return res, nil, nil
 }
+
+// fastServed counts the calls the edge's fast path served (for tests).
+var fastServed atomic.Int64
+
+// Served returns how many calls the fast path of the 2026-07-28 edge has
+// served in this process (for tests).
+func Served() int64 { return fastServed.Load() }
 
 // principalOf is the principal a requestState binds: the token's
 // subject, or "" without authentication.

@@ -90,14 +90,15 @@ func (e *Edge) sdkCall(ctx context.Context, method string, req mcp.Request, next
 	return res, nil
 }
 
-// metaCapabilities decodes the client capabilities in a request's _meta,
-// as the fast path does.
+// metaCapabilities reads the client capabilities in a request's _meta, as
+// the fast path does.
 func metaCapabilities(meta mcp.Meta) (*mcp.ClientCapabilities, error) {
-	raw, err := json.Marshal(meta[sessions.MetaClientCapabilities])
+	c, _ := meta[sessions.MetaClientCapabilities].(map[string]any)
+	caps, err := capabilities(c)
 	if err != nil {
-		return nil, err
+		return nil, invalidParams("invalid _meta field %q: %v", sessions.MetaClientCapabilities, err)
 	}
-	return mrtr.DecodeCapabilities(raw)
+	return caps, nil
 }
 
 // listenable removes from a subscriptions/listen request the resources the
