@@ -233,3 +233,57 @@ func TestModernLogLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestModernListenSeesOnlyItsGrant: a listener whose token allows some
+// plugins only is not told of changes to the others' lists; one allowed
+// every plugin is.
+func TestModernListenSeesOnlyItsGrant(t *testing.T) {
+	s := newServer(t, nil, server.Mount{Plugin: fixture(t)}, server.Mount{Plugin: v1full(t, config.Limits{})})
+	a, err := auth.New(&config.Auth{Tokens: []config.Token{
+		{ID: "all", SHA256: sha(allToken), Plugins: []string{"*"}},
+		{ID: "hello", SHA256: sha(helloToken), Plugins: []string{"conformance"}},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.HTTPHandler(&server.HTTPOptions{Auth: a}))
+	t.Cleanup(ts.Close)
+	listen := func(token string) <-chan map[string]any {
+		c := newModern(t, ts.URL+server.Path)
+		req := c.request("l", "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, map[string]string{"Authorization": "Bearer " + token})
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req.WithContext(ctx))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("listen: %v %v", resp, err)
+		}
+		out := make(chan map[string]any, 8)
+		go func() {
+			defer resp.Body.Close()
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+					var m map[string]any
+					json.Unmarshal([]byte(data), &m)
+					out <- m
+				}
+			}
+		}()
+		next(t, out, "acknowledgment")
+		return out
+	}
+	all, limited := listen(allToken), listen(helloToken)
+	c := newModern(t, ts.URL+server.Path)
+	r := c.do(c.request(1, "tools/call", modernParams("enable_extra_tool", map[string]any{}, nil), map[string]string{"Authorization": "Bearer " + allToken}))
+	if r.result()["resultType"] != "complete" {
+		t.Fatalf("enable_extra_tool: %s", r)
+	}
+	if m := next(t, all, "tools/list_changed for all"); m["method"] != "notifications/tools/list_changed" {
+		t.Errorf("all: %v", m)
+	}
+	select {
+	case m := <-limited:
+		t.Errorf("the limited listener was told: %v", m)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
