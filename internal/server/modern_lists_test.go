@@ -287,3 +287,25 @@ func TestModernListenSeesOnlyItsGrant(t *testing.T) {
 	case <-time.After(500 * time.Millisecond):
 	}
 }
+
+// TestModernListenEndsGracefully: when the server stops, a listen stream
+// gets the listen request's result, with its subscription id, before it
+// closes, over HTTP and stdio.
+func TestModernListenEndsGracefully(t *testing.T) {
+	s := newServer(t, nil, server.Mount{Plugin: v1full(t, config.Limits{})})
+	c := newModern(t, serveHTTP(t, s, nil))
+	ch, _ := c.listen(7, map[string]any{"toolsListChanged": true})
+	next(t, ch, "acknowledgment")
+	io := newRawIO(t, s)
+	wait := io.begin(mustJSON(map[string]any{"jsonrpc": "2.0", "id": 8, "method": "subscriptions/listen", "params": map[string]any{"_meta": modernMeta(nil), "notifications": map[string]any{"promptsListChanged": true}}}), "8")
+	time.Sleep(200 * time.Millisecond) // the stdio listen is open
+	s.Drain(context.Background())
+	if out := wait(); len(out) != 2 || !strings.Contains(out[0], "notifications/subscriptions/acknowledged") || !strings.Contains(out[1], `"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"hangar","version":""},"io.modelcontextprotocol/subscriptionId":8}}`) {
+		t.Errorf("over stdio: %v", out)
+	}
+	m := next(t, ch, "the listen's result")
+	res, _ := m["result"].(map[string]any)
+	if m["id"] != float64(7) || res["resultType"] != "complete" || res["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] != float64(7) {
+		t.Errorf("the end of the stream: %v", m)
+	}
+}

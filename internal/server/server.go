@@ -223,6 +223,8 @@ func (s *Server) Readiness() (ready bool, notReady map[string]string) {
 // new HTTP sessions with HTTP 503. Drain reports how many calls it
 // cancelled.
 func (s *Server) Drain(ctx context.Context) int {
+	// 2026-07-28's listen streams end with their result.
+	s.modern.Stop()
 	n := s.core.Drain(ctx)
 	// Parked calls count as calls in progress: those no retry answered
 	// were cancelled with the others. No call parks any more.

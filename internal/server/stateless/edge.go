@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hangar-mcp/hangar/internal/auth"
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
@@ -36,6 +37,7 @@ type Core interface {
 	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
 	EndRequest(span trace.Span, method string, res mcp.Result, err error)
 	Readiness() (ready bool, notReady map[string]string)
+	Fingerprint(k plugin.ListKind, g *auth.Grant) string
 }
 
 // Options configure an Edge.
@@ -73,6 +75,11 @@ type Edge struct {
 
 	mu      sync.Mutex
 	headers map[string][]binding // by exposed tool name, for tools with x-mcp-header parameters
+
+	lmu       sync.Mutex
+	listeners map[*listener]struct{} // subscriptions/listen streams (listen.go)
+	stop      chan struct{}          // closed by Stop
+	stopOnce  sync.Once
 }
 
 // New returns the edge of c. Give its Modern to the go-sdk's sessions
@@ -90,13 +97,15 @@ func New(c Core, opts *Options) (*Edge, error) {
 		o.Logger = slog.Default()
 	}
 	return &Edge{
-		core:    c,
-		m:       o.Manager,
-		fwd:     o.Forwarder,
-		log:     o.Logger,
-		info:    &mcp.Implementation{Name: "hangar", Version: o.Version},
-		fastOff: o.DisableFastPath,
-		headers: map[string][]binding{},
+		core:      c,
+		m:         o.Manager,
+		fwd:       o.Forwarder,
+		log:       o.Logger,
+		info:      &mcp.Implementation{Name: "hangar", Version: o.Version},
+		fastOff:   o.DisableFastPath,
+		headers:   map[string][]binding{},
+		listeners: map[*listener]struct{}{},
+		stop:      make(chan struct{}),
 	}, nil
 }
 
@@ -144,14 +153,6 @@ func (e *Edge) Withdraw(kind core.Kind, keys ...string) {
 		delete(e.headers, k)
 	}
 }
-
-// ListChanged implements core.Listener: the go-sdk tells the
-// subscriptions/listen streams that asked.
-func (e *Edge) ListChanged(plugin.ListKind) {}
-
-// ResourceUpdated implements core.Listener: the go-sdk tells the
-// subscriptions/listen streams that asked (through the sessions edge).
-func (e *Edge) ResourceUpdated(string) error { return nil }
 
 // bindings returns the x-mcp-header bindings of the tool with the exposed
 // name, nil if it has none.

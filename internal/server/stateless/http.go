@@ -162,6 +162,10 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hr := e.sdk.HTTPRequest(r.Header)
 	hr.Record([]sessions.CallRef{{Method: m.method, Key: m.key, ID: sessions.IDString(m.id)}})
 
+	if m.method == "subscriptions/listen" {
+		e.serveListen(w, r, m)
+		return
+	}
 	if m.state && mayNeedInput(m.method) && e.route(w, r, p.body, m) {
 		return
 	}

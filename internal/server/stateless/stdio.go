@@ -39,6 +39,11 @@ func (e *Edge) Line(body []byte, fast bool) fastpath.ModernLine {
 	if jerr != nil {
 		return fastpath.ModernLine{ID: m.id, Answer: encodeError(m.id, jerr)}
 	}
+	if m.method == "subscriptions/listen" {
+		return fastpath.ModernLine{ID: m.id, Serve: func(ctx context.Context, write func([]byte)) []byte {
+			return e.listenLine(ctx, m, write)
+		}}
+	}
 	if !fast || !m.plain || !(m.method == "tools/call" && e.core.HasTool(m.key) || m.method == "resources/read" && e.core.HasResource(m.key)) {
 		return fastpath.ModernLine{} // the go-sdk's, through the middleware
 	}
