@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/server"
 )
 
@@ -89,5 +91,41 @@ func TestModernRetryOverStdioHeldElsewhere(t *testing.T) {
 	out := io.exchange(string(msg), "2")
 	if len(out) != 1 || !strings.Contains(out[0], `"code":-32602`) || !strings.Contains(out[0], `held by replica \"r1\"`) {
 		t.Errorf("over stdio: %v", out)
+	}
+}
+
+// TestModernMetrics: /metrics shows the parked calls, the states refused
+// and the retries forwarded.
+func TestModernMetrics(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	ln1, _ := net.Listen("tcp", "127.0.0.1:0")
+	url1 := "http://" + ln1.Addr().String() + server.Path
+	m := metrics.New("test")
+	one := newServer(t, &server.Options{Replica: "r1", StateKey: key}, server.Mount{Plugin: mrtrPlugin(t)})
+	two := newServer(t, &server.Options{Replica: "r2", StateKey: key, Peers: map[string]string{"r1": url1}, Metrics: m}, server.Mount{Plugin: mrtrPlugin(t)})
+	hs := &http.Server{Handler: one.HTTPHandler(nil)}
+	go hs.Serve(ln1)
+	t.Cleanup(func() { hs.Close() })
+	url2 := serveHTTP(t, two, nil)
+	c1, c2 := newModern(t, url1), newModern(t, url2)
+
+	c2.post(1, "tools/call", askParams(nil, nil)) // parked on r2
+	c2.post(2, "tools/call", askParams("forged", map[string]any{"elicitation-1": accept("x")}))
+	state := c1.post(3, "tools/call", askParams(nil, nil)).result()["requestState"]
+	if r := c2.post(4, "tools/call", askParams(state, map[string]any{"elicitation-1": accept("Ada")})); r.result()["resultType"] != "complete" {
+		t.Fatalf("forwarded retry: %s", r)
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		"hangar_mrtr_parked_calls 1",
+		"hangar_mrtr_input_requests_total 1",
+		`hangar_mrtr_refusals_total{reason="state_invalid"} 1`,
+		`hangar_mrtr_forwarded_total{outcome="ok"} 1`,
+		`hangar_mcp_requests_total{method="tools/call",outcome="ok"}`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 }
