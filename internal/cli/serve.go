@@ -39,7 +39,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.http, "http", "", "serve Streamable HTTP on this address (host:port), at path "+server.Path)
 	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout even if the configuration sets http.addr")
 	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in the lock file)")
-	fs.StringVar(&f.replica, "replica", "", "start every session ID with `NAME`"+server.ReplicaSeparator+", so that a load balancer can send a session's requests back to this server (see docs/production.md)")
+	fs.StringVar(&f.replica, "replica", "", "name this replica `NAME`: every session ID starts with NAME"+server.ReplicaSeparator+", so that a load balancer can send a session's requests back to this server, and MCP 2026-07-28 retries are forwarded to it (overrides mrtr.replica; see docs/production.md, docs/mcp-2026.md)")
 	fs.BoolVar(&f.noFast, "no-fast-path", false, "answer tools/call and resources/read through the MCP SDK too, not Hangar's faster path (same answers; for comparison)")
 }
 
@@ -125,7 +125,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 
-	cfg := &config.Config{HTTP: config.DefaultHTTP()}
+	cfg := &config.Config{HTTP: config.DefaultHTTP(), MRTR: config.DefaultMRTR()}
 	if f.config != "" {
 		if cfg, err = config.Load(f.config); err != nil {
 			return unsetHint(err)
@@ -210,7 +210,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	log.Info("plugins listed; serving", "count", len(bgs), "elapsed", time.Since(start).Round(time.Millisecond))
 	go whenLoaded(ctx, bgs, start, prog, log)
 
-	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [2]any{cfg.Metrics, cfg.Tracing}, engine: engine, srv: srv, log: log, metrics: sv.metrics}
+	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [3]any{cfg.Metrics, cfg.Tracing, cfg.MRTR}, engine: engine, srv: srv, log: log, metrics: sv.metrics}
 	for _, b := range bgs {
 		r.current = append(r.current, running{spec: b.spec, digest: moduleDigest(b.spec), bg: b})
 	}

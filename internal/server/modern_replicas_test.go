@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/server"
+	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // replicas starts n servers of the mrtr plugin as replicas r1, r2...
@@ -126,6 +128,30 @@ func TestModernMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// TestModernWarnsWithoutStateKey: a replica without a shared state key is
+// told, at start, that retries on other replicas must start again.
+func TestModernWarnsWithoutStateKey(t *testing.T) {
+	for _, tc := range []struct {
+		opts server.Options
+		warn bool
+	}{
+		{server.Options{Replica: "r1"}, true},
+		{server.Options{PeerURL: "http://{replica}:8080/mcp"}, true},
+		{server.Options{Replica: "r1", StateKey: []byte("0123456789abcdef0123456789abcdef")}, false},
+		{server.Options{}, false},
+	} {
+		var logs testutil.SyncBuffer
+		o := tc.opts
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		if _, err := server.New(t.Context(), nil, &o); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(logs.String(), "no state key is configured"); got != tc.warn {
+			t.Errorf("%+v: warned %v: %s", tc.opts, got, logs.String())
 		}
 	}
 }
