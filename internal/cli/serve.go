@@ -86,6 +86,13 @@ listener of their own. A tracing section exports OpenTelemetry spans over
 OTLP/HTTP. --replica NAME starts session IDs with NAME~, for a load
 balancer in front of several servers. docs/production.md has the details.
 
+Clients of MCP 2026-07-28 are served on the same endpoint and stdio,
+without sessions; a plugin that asks such a client for input is parked
+until the client's retry. The mrtr section sets how long a call may wait,
+the caps, the key that seals request states (the same on every replica),
+and where the other replicas are, to forward a retry to the one holding
+its call. docs/mcp-2026.md has the details.
+
 With --config, the configuration is reloaded when the file changes and on
 SIGHUP: the new plugin set is loaded and checked beside the old one, then
 swapped in without dropping sessions (clients are told the lists changed).
