@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -308,4 +309,46 @@ func TestModernListenEndsGracefully(t *testing.T) {
 	if m["id"] != float64(7) || res["resultType"] != "complete" || res["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] != float64(7) {
 		t.Errorf("the end of the stream: %v", m)
 	}
+}
+
+// TestModernListenOverStdioEnds: a listen over stdio ends without an
+// answer when the client cancels it, and with the stream when the session
+// closes; the stream goes on after a cancelled one.
+func TestModernListenOverStdioEnds(t *testing.T) {
+	s := newServer(t, nil, server.Mount{Plugin: v1full(t, config.Limits{})})
+	sc, cc := net.Pipe()
+	ss, err := s.ConnectIO(context.Background(), sc, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io := &rawIO{t: t, conn: cc, lines: make(chan string, 64)}
+	go func() {
+		defer close(io.lines)
+		sc := bufio.NewScanner(cc)
+		for sc.Scan() {
+			io.lines <- sc.Text()
+		}
+	}()
+	listen := func(id int) string {
+		return mustJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": map[string]any{"_meta": modernMeta(nil), "notifications": map[string]any{"toolsListChanged": true}}})
+	}
+	io.write(listen(1))
+	if ack := <-io.lines; !strings.Contains(ack, "acknowledged") {
+		t.Fatalf("acknowledgment: %s", ack)
+	}
+	io.write(cancelNote("1"))
+	call := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": modernParams("log_levels", map[string]any{}, modernMeta(nil))})
+	if out := io.exchange(call, "2"); len(out) != 1 || !strings.Contains(out[0], `"id":2`) {
+		t.Errorf("after the cancelled listen: %v", out)
+	}
+	io.write(listen(3))
+	<-io.lines
+	done := make(chan struct{})
+	go func() { ss.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session did not close with a listen open")
+	}
+	cc.Close()
 }

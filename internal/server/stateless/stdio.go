@@ -40,7 +40,7 @@ func (e *Edge) Line(body []byte, fast bool) fastpath.ModernLine {
 		return fastpath.ModernLine{ID: m.id, Answer: encodeError(m.id, jerr)}
 	}
 	if m.method == "subscriptions/listen" {
-		return fastpath.ModernLine{ID: m.id, Serve: func(ctx context.Context, write func([]byte)) []byte {
+		return fastpath.ModernLine{ID: m.id, Open: true, Serve: func(ctx context.Context, write func([]byte)) []byte {
 			return e.listenLine(ctx, m, write)
 		}}
 	}
