@@ -55,7 +55,7 @@ type reloader struct {
 	path    string          // configuration file
 	extra   []config.Plugin // plugins named on the command line
 	http    config.HTTP     // as served; not changed by a reload
-	service [2]any          // the metrics and tracing sections, as served
+	service [3]any          // the metrics, tracing and mrtr sections, as served
 	engine  func() (*plugin.Engine, error)
 	srv     *server.Server
 	log     *slog.Logger
@@ -209,8 +209,8 @@ func (r *reloader) swap(ctx context.Context) error {
 	if !reflect.DeepEqual(cfg.HTTP, r.http) {
 		r.log.Warn("the http section changed; it takes effect at the next start")
 	}
-	if !reflect.DeepEqual([2]any{cfg.Metrics, cfg.Tracing}, r.service) {
-		r.log.Warn("the metrics or tracing section changed; it takes effect at the next start")
+	if !reflect.DeepEqual([3]any{cfg.Metrics, cfg.Tracing, cfg.MRTR}, r.service) {
+		r.log.Warn("the metrics, tracing or mrtr section changed; it takes effect at the next start")
 	}
 	specs := append(cfg.Plugins, r.extra...)
 	if err := uniqueNames(specs); err != nil {

@@ -48,6 +48,7 @@ type Config struct {
 	HTTP    HTTP
 	Metrics Metrics
 	Tracing *Tracing // nil: tracing is off
+	MRTR    MRTR     // MCP 2026-07-28's parked calls (mrtr.go)
 	Plugins []Plugin // in file order; nil when the file lists none
 }
 

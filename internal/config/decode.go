@@ -148,16 +148,16 @@ func (d *decoder) err() error {
 
 // decode parses data and returns the configuration; check d.err after.
 func (d *decoder) decode(data []byte) *Config {
-	cfg := &Config{HTTP: DefaultHTTP()}
+	cfg := &Config{HTTP: DefaultHTTP(), MRTR: DefaultMRTR()}
 	root := d.document(data)
 	if root == nil {
 		return cfg
 	}
 	if root.Kind != yaml.MappingNode {
-		d.errorf(root, "", "the top level must be a mapping with the keys http, metrics, tracing and plugins, got %s", describe(root))
+		d.errorf(root, "", "the top level must be a mapping with the keys http, metrics, tracing, mrtr and plugins, got %s", describe(root))
 		return cfg
 	}
-	f := d.mapping(root, "", []string{"http", "metrics", "tracing", "plugins"}, rootHints)
+	f := d.mapping(root, "", []string{"http", "metrics", "tracing", "mrtr", "plugins"}, rootHints)
 	if e, ok := f["http"]; ok {
 		cfg.HTTP = d.http(e.val, "http")
 	}
@@ -166,6 +166,9 @@ func (d *decoder) decode(data []byte) *Config {
 	}
 	if e, ok := f["tracing"]; ok {
 		cfg.Tracing = d.tracing(e.val, "tracing")
+	}
+	if e, ok := f["mrtr"]; ok {
+		cfg.MRTR = d.mrtr(e.val, "mrtr")
 	}
 	if e, ok := f["plugins"]; ok {
 		cfg.Plugins = d.plugins(e.val, "plugins")

@@ -56,7 +56,7 @@ var layoutRules = map[string]struct {
 		allow: func(p string) bool {
 			return !strings.HasPrefix(p, module) || slices.Contains([]string{
 				module + "internal/server/core", module + "internal/server/sessions", module + "internal/server/fastpath",
-				module + "internal/server/rawjson", module + "internal/mrtr", module + "internal/plugin",
+				module + "internal/server/rawjson", module + "internal/mrtr", module + "internal/plugin", module + "internal/auth",
 			}, p)
 		},
 	},

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -202,4 +203,49 @@ func pluginCalls(t *testing.T, m *metrics.Metrics) float64 {
 		}
 	}
 	return n
+}
+
+// TestModernBadInputOverStdio: over stdio, the same checks of _meta, with
+// no initialize; the stream goes on after each, on both paths.
+func TestModernBadInputOverStdio(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		m := metrics.New("test")
+		s := newServer(t, &server.Options{DisableFastPath: !fast, Metrics: m}, server.Mount{Plugin: fixture(t)})
+		io := newRawIO(t, s)
+		line := func(id int, meta map[string]any) string {
+			return mustJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": "test_simple_text", "arguments": map[string]any{}, "_meta": meta}})
+		}
+		with := func(k string, v any) map[string]any {
+			meta := modernMeta(nil)
+			if v == nil {
+				delete(meta, k)
+			} else {
+				meta[k] = v
+			}
+			return meta
+		}
+		for i, tc := range []struct {
+			meta map[string]any
+			code int
+			in   string
+		}{
+			{with("io.modelcontextprotocol/clientCapabilities", nil), -32602, "clientCapabilities"},
+			{with("io.modelcontextprotocol/protocolVersion", "2099-01-01"), -32022, `"requested":"2099-01-01"`},
+			{with("io.modelcontextprotocol/protocolVersion", "2025-11-25"), -32022, `"requested":"2025-11-25"`},
+			{with("io.modelcontextprotocol/protocolVersion", 20260728), -32602, "protocolVersion"},
+			{with("io.modelcontextprotocol/logLevel", "loud"), -32602, "loud"},
+			{with("io.modelcontextprotocol/clientInfo", "me"), -32602, "clientInfo"},
+		} {
+			out := io.exchange(line(10+i, tc.meta), fmt.Sprint(10+i))
+			if len(out) != 1 || !strings.Contains(out[0], fmt.Sprintf(`"code":%d`, tc.code)) || !strings.Contains(out[0], tc.in) {
+				t.Errorf("fast=%v case %d: %v", fast, i, out)
+			}
+		}
+		if n := pluginCalls(t, m); n != 0 {
+			t.Errorf("fast=%v: %v calls reached the plugin", fast, n)
+		}
+		if out := io.exchange(line(30, modernMeta(nil)), "30"); len(out) != 1 || !strings.Contains(out[0], `"resultType":"complete"`) {
+			t.Errorf("fast=%v: a good request after: %v", fast, out)
+		}
+	}
 }

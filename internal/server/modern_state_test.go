@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/base64"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -178,5 +179,71 @@ func TestModernParamHeaders(t *testing.T) {
 	res, err := connect(t, s, nil).ListTools(t.Context(), nil)
 	if err != nil || len(res.Tools) != 2 {
 		t.Errorf("tools offered in a session: %v %v", res, err)
+	}
+}
+
+// TestModernErrorAfterEvents: an error answered after the request's stream
+// has carried events (here the retry's log and progress, then a second
+// question the retry's client cannot take) is one more event, on both
+// paths alike, not a second status and bare JSON.
+func TestModernErrorAfterEvents(t *testing.T) {
+	var raws []string
+	for _, fast := range []bool{true, false} {
+		s := newServer(t, &server.Options{DisableFastPath: !fast}, server.Mount{Plugin: mrtrPlugin(t)})
+		c := newModern(t, serveHTTP(t, s, nil))
+		elicit := modernMeta(map[string]any{"elicitation": map[string]any{}})
+		elicit["progressToken"] = "p0"
+		first := c.post(1, "tools/call", map[string]any{"name": "ask_twice", "arguments": map[string]any{}, "_meta": elicit}).result()
+		meta := modernMeta(nil) // the retry's client declares no elicitation
+		meta["io.modelcontextprotocol/logLevel"] = "info"
+		meta["progressToken"] = "p"
+		r := c.post(2, "tools/call", map[string]any{"name": "ask_twice", "arguments": map[string]any{}, "_meta": meta,
+			"requestState": first["requestState"], "inputResponses": map[string]any{"elicitation-1": accept("Ada")}})
+		if r.status != 200 || r.header.Get("Content-Type") != "text/event-stream" || len(r.msgs) != 3 || r.errorCode() != -32021 {
+			t.Errorf("fast=%v: %s", fast, r)
+		}
+		raws = append(raws, requestStateRE.ReplaceAllString(r.raw, ""))
+	}
+	if len(raws) == 2 && (!strings.Contains(raws[0], "after first") || !strings.Contains(raws[0], `"progressToken":"p"`)) {
+		t.Errorf("no log message or progress with the retry's token: %s", raws[0])
+	}
+}
+
+// TestModernBase64Name: an Mcp-Name in the Base64 sentinel is decoded
+// before it is compared, on both paths.
+func TestModernBase64Name(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		s := newServer(t, &server.Options{DisableFastPath: !fast}, server.Mount{Plugin: fixture(t)})
+		c := newModern(t, serveHTTP(t, s, nil))
+		for _, tc := range []struct{ method, name string }{{"tools/call", "test_simple_text"}, {"prompts/get", "test_simple_prompt"}, {"resources/read", "test://static-text"}} {
+			params := map[string]any{"name": tc.name}
+			if tc.method == "resources/read" {
+				params = map[string]any{"uri": tc.name}
+			}
+			r := c.do(c.request(1, tc.method, params, map[string]string{"Mcp-Name": "=?base64?" + base64.StdEncoding.EncodeToString([]byte(tc.name)) + "?="}))
+			if r.status != 200 || r.result()["resultType"] != "complete" {
+				t.Errorf("fast=%v %s: %s", fast, tc.method, r)
+			}
+		}
+	}
+}
+
+// TestModernRetryAfterReload: a retry is admitted as a request is: once a
+// reload has taken the tool away, the retry is refused as for an unknown
+// tool, and its parked call is left to its park timeout.
+func TestModernRetryAfterReload(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		p, other := mrtrPlugin(t), fixture(t)
+		s := newServer(t, &server.Options{DisableFastPath: !fast, ParkTimeout: 5 * time.Second}, server.Mount{Plugin: p})
+		c := newModern(t, serveHTTP(t, s, nil))
+		state := c.post(1, "tools/call", askParams(nil, nil)).result()["requestState"]
+		if err := s.Reload(t.Context(), []server.Mount{{Plugin: other}}); err != nil {
+			t.Fatal(err)
+		}
+		r := c.post(2, "tools/call", askParams(state, map[string]any{"elicitation-1": accept("Ada")}))
+		if r.status != 400 || r.errorCode() != -32602 || !strings.Contains(r.raw, `unknown tool \"ask\"`) {
+			t.Errorf("fast=%v: a retry after the tool went: %s", fast, r)
+		}
+		waitIdle(t, p, 20*time.Second)
 	}
 }

@@ -128,6 +128,9 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.StateKey == nil && (o.Replica != "" || o.PeerURL != "" || len(o.Peers) > 0) {
+		o.Logger.Warn("no state key is configured (mrtr.state_key_file or mrtr.state_key_env): this replica seals MCP 2026-07-28 request states with a random key of its own, so a retry that reaches another replica must start its request again")
+	}
 	var fwd *mrtr.Forwarder
 	if o.PeerURL != "" || len(o.Peers) > 0 {
 		if fwd, err = mrtr.NewForwarder(mrtr.ForwarderOptions{Self: o.Replica, PeerURL: o.PeerURL, Peers: o.Peers, Logger: o.Logger}); err != nil {
@@ -223,6 +226,8 @@ func (s *Server) Readiness() (ready bool, notReady map[string]string) {
 // new HTTP sessions with HTTP 503. Drain reports how many calls it
 // cancelled.
 func (s *Server) Drain(ctx context.Context) int {
+	// 2026-07-28's listen streams end with their result.
+	s.modern.Stop()
 	n := s.core.Drain(ctx)
 	// Parked calls count as calls in progress: those no retry answered
 	// were cancelled with the others. No call parks any more.

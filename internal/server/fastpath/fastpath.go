@@ -64,6 +64,10 @@ type ModernLine struct {
 	// and writes what it returns, if anything; write writes the call's
 	// notifications.
 	Serve func(ctx context.Context, write func([]byte)) []byte
+	// Open marks a request that runs until it is cancelled (a
+	// subscriptions/listen): the stream's close cancels it rather than
+	// wait for it.
+	Open bool
 }
 
 // Path is the fast path in front of the go-sdk's sessions of one core.
@@ -96,6 +100,7 @@ type fastSession struct {
 
 	mu      sync.Mutex
 	calls   map[jsonrpc.ID]context.CancelCauseFunc // the fast path's calls in progress
+	open    map[jsonrpc.ID]bool                    // (stdio) those that run until cancelled
 	sdk     map[jsonrpc.ID]int                     // requests given to the go-sdk, not yet answered
 	pending map[jsonrpc.ID]chan *jsonrpc.Response  // (HTTP) server requests waiting for the client
 	seq     int64                                  // (HTTP) numbers server requests
@@ -145,6 +150,12 @@ func (p *Path) takes(m *message) bool {
 // with its id is in progress (on either path). The caller calls release
 // when the call is answered and then running.Done.
 func (fs *fastSession) start(ctx context.Context, id jsonrpc.ID) (context.Context, bool) {
+	return fs.startCall(ctx, id, false)
+}
+
+// startCall is start; open marks a call that runs until cancelled, which
+// close cancels.
+func (fs *fastSession) startCall(ctx context.Context, id jsonrpc.ID, open bool) (context.Context, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if _, busy := fs.calls[id]; busy {
@@ -155,14 +166,26 @@ func (fs *fastSession) start(ctx context.Context, id jsonrpc.ID) (context.Contex
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	fs.calls[id] = cancel
+	if open {
+		if fs.open == nil {
+			fs.open = map[jsonrpc.ID]bool{}
+		}
+		fs.open[id] = true
+	}
 	fs.running.Add(1)
 	return ctx, true
 }
 
-// close stops the fast path taking calls, before running is waited on.
+// close stops the fast path taking calls, before running is waited on,
+// and cancels those that run until cancelled.
 func (fs *fastSession) close() {
 	fs.mu.Lock()
 	fs.closing = true
+	for id := range fs.open {
+		if c := fs.calls[id]; c != nil {
+			c(errServerClosing)
+		}
+	}
 	fs.mu.Unlock()
 }
 
@@ -171,11 +194,13 @@ func (fs *fastSession) release(id jsonrpc.ID) {
 	fs.mu.Lock()
 	cancel := fs.calls[id]
 	delete(fs.calls, id)
+	delete(fs.open, id)
 	fs.mu.Unlock()
 	if cancel != nil {
 		cancel(nil)
 	}
 }
+
 
 // inUse reports whether a request with this id is in progress, on either
 // path.

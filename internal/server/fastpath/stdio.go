@@ -200,7 +200,7 @@ func (r *lineReader) modern(body []byte) bool {
 		if fs.busy(ml.ID) {
 			return true // dropped, as the go-sdk does
 		}
-		ctx, ok := fs.start(r.st.base, ml.ID)
+		ctx, ok := fs.startCall(r.st.base, ml.ID, ml.Open)
 		if !ok {
 			return false // the go-sdk has a request with its id: it drops this one
 		}

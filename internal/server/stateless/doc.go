@@ -26,23 +26,24 @@
 //
 // Two paths serve a request, as for older versions. The go-sdk reads it
 // (its stateless Streamable HTTP handler, or the stdio session), answers
-// server/discover, the lists, completion and subscriptions/listen, and
-// puts resultType and serverInfo on every result; the middleware of this
-// package (the go-sdk server's innermost, Modern) runs the go-sdk's
-// handlers of the three methods above as the Manager's calls, answers
-// errors as 2026-07-28 defines them, and offers a subscriptions/listen
-// only the resources its caller may read. The fast path serves a
-// tools/call or resources/read of a tool or resource some plugin serves
-// itself, through the core, and answers with the bytes the go-sdk would
-// write (the differential tests of package server compare them).
+// server/discover, the lists and completion, and puts resultType and
+// serverInfo on every result; the middleware of this package (the go-sdk
+// server's innermost, Modern) runs the go-sdk's handlers of the three
+// methods above as the Manager's calls and answers errors as 2026-07-28
+// defines them. The fast path serves a tools/call or resources/read of a
+// tool or resource some plugin serves itself, through the core, and
+// answers with the bytes the go-sdk would write (the differential tests of
+// package server compare them).
 //
-// The edge is a core.Listener: a tool whose x-mcp-header annotations break
-// the revision's rules is refused when a plugin offers it, and the core
-// logs why. It sets the cache hints of 2026-07-28 results (ttlMs,
-// cacheScope) from what Hangar knows; older versions are sent none
-// (package sessions).
+// subscriptions/listen is the edge's own on both paths (listen.go): the
+// edge is a core.Listener, told of list changes and resource updates, and
+// a stream ends with the listen's result when the server stops (Stop). As
+// a core.Listener it also refuses a tool whose x-mcp-header annotations
+// break the revision's rules when a plugin offers it (the core logs why).
+// It sets the cache hints of 2026-07-28 results (ttlMs, cacheScope) from
+// what Hangar knows; older versions are sent none (package sessions).
 //
 // It may import the core, the sessions edge and the fast path (whose
-// Modern it implements), rawjson, packages mrtr and plugin, and the
+// Modern it implements), rawjson, packages mrtr, plugin and auth, and the
 // go-sdk; never package server.
 package stateless

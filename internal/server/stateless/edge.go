@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hangar-mcp/hangar/internal/auth"
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
@@ -35,6 +37,7 @@ type Core interface {
 	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
 	EndRequest(span trace.Span, method string, res mcp.Result, err error)
 	Readiness() (ready bool, notReady map[string]string)
+	Fingerprint(k plugin.ListKind, g *auth.Grant) string
 }
 
 // Options configure an Edge.
@@ -72,6 +75,11 @@ type Edge struct {
 
 	mu      sync.Mutex
 	headers map[string][]binding // by exposed tool name, for tools with x-mcp-header parameters
+
+	lmu       sync.Mutex
+	listeners map[*listener]struct{} // subscriptions/listen streams (listen.go)
+	stop      chan struct{}          // closed by Stop
+	stopOnce  sync.Once
 }
 
 // New returns the edge of c. Give its Modern to the go-sdk's sessions
@@ -89,13 +97,15 @@ func New(c Core, opts *Options) (*Edge, error) {
 		o.Logger = slog.Default()
 	}
 	return &Edge{
-		core:    c,
-		m:       o.Manager,
-		fwd:     o.Forwarder,
-		log:     o.Logger,
-		info:    &mcp.Implementation{Name: "hangar", Version: o.Version},
-		fastOff: o.DisableFastPath,
-		headers: map[string][]binding{},
+		core:      c,
+		m:         o.Manager,
+		fwd:       o.Forwarder,
+		log:       o.Logger,
+		info:      &mcp.Implementation{Name: "hangar", Version: o.Version},
+		fastOff:   o.DisableFastPath,
+		headers:   map[string][]binding{},
+		listeners: map[*listener]struct{}{},
+		stop:      make(chan struct{}),
 	}, nil
 }
 
@@ -143,14 +153,6 @@ func (e *Edge) Withdraw(kind core.Kind, keys ...string) {
 		delete(e.headers, k)
 	}
 }
-
-// ListChanged implements core.Listener: the go-sdk tells the
-// subscriptions/listen streams that asked.
-func (e *Edge) ListChanged(plugin.ListKind) {}
-
-// ResourceUpdated implements core.Listener: the go-sdk tells the
-// subscriptions/listen streams that asked (through the sessions edge).
-func (e *Edge) ResourceUpdated(string) error { return nil }
 
 // bindings returns the x-mcp-header bindings of the tool with the exposed
 // name, nil if it has none.
@@ -257,13 +259,24 @@ func (e *Edge) serve(ctx context.Context, c *call, run func(ctx context.Context,
 	if !ok || res == nil {
 		return nil, nil, fmt.Errorf("internal error: the call of %s returned no result", c.method)
 	}
-	if r, ok := res.(*mcp.ReadResourceResult); ok && c.retry {
-		// The result depends on the answers, which are not part of the
-		// request a cache would key it by.
-		r.TTLMs, r.CacheScope = 0, "private"
+	if r, ok := res.(*mcp.ReadResourceResult); ok {
+		// The go-sdk's readResource set them (setCacheable) on its path.
+		readHints(&r.Cacheable, c.rq.Principal != nil)
+		if c.retry {
+			// The result depends on the answers, which are not part of the
+			// request a cache would key it by.
+			r.TTLMs, r.CacheScope = 0, "private"
+		}
 	}
 	return res, nil, nil
 }
+
+// fastServed counts the calls the edge's fast path served (for tests).
+var fastServed atomic.Int64
+
+// Served returns how many calls the fast path of the 2026-07-28 edge has
+// served in this process (for tests).
+func Served() int64 { return fastServed.Load() }
 
 // principalOf is the principal a requestState binds: the token's
 // subject, or "" without authentication.

@@ -120,6 +120,9 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Method Not Allowed: MCP %s has no %s requests (no GET stream, no sessions); send each request as a POST", Version, r.Method), http.StatusMethodNotAllowed)
 		return
 	}
+	// An answer may be a long event stream: proxies are told not to buffer
+	// it (nginx reads this header).
+	w.Header().Set("X-Accel-Buffering", "no")
 	p := peek(r)
 	if p.err != nil || len(p.body) > maxBody {
 		e.sdkHTTP.ServeHTTP(w, r) // the go-sdk refuses it
@@ -159,6 +162,10 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hr := e.sdk.HTTPRequest(r.Header)
 	hr.Record([]sessions.CallRef{{Method: m.method, Key: m.key, ID: sessions.IDString(m.id)}})
 
+	if m.method == "subscriptions/listen" {
+		e.serveListen(w, r, m)
+		return
+	}
 	if m.state && mayNeedInput(m.method) && e.route(w, r, p.body, m) {
 		return
 	}
@@ -193,7 +200,11 @@ func malformed(body []byte) *jsonrpc.Error {
 // then the version must be one Hangar serves this way and the rest of
 // _meta well formed.
 func (e *Edge) check(h http.Header, m *message) (*reqMeta, *jsonrpc.Error) {
-	if v, ok := metaVersion(m.meta); ok {
+	meta, jerr := decodeMeta(m.meta)
+	if jerr != nil {
+		return nil, jerr
+	}
+	if v, ok := meta[sessions.MetaProtocolVersion].(string); ok && v != "" {
 		hv, sent := h[headerVersion]
 		switch {
 		case !sent:
@@ -202,7 +213,7 @@ func (e *Edge) check(h http.Header, m *message) (*reqMeta, *jsonrpc.Error) {
 			return nil, mismatch("Header mismatch: MCP-Protocol-Version header value %q does not match body value %q", strings.Join(hv, ", "), v)
 		}
 	}
-	rm, jerr := checkMeta(m.meta)
+	rm, jerr := checkFields(meta)
 	if jerr != nil {
 		return nil, jerr
 	}
@@ -217,17 +228,6 @@ func (e *Edge) check(h http.Header, m *message) (*reqMeta, *jsonrpc.Error) {
 		}
 	}
 	return rm, nil
-}
-
-// metaVersion returns the protocol version of a _meta, if it names one.
-func metaVersion(meta json.RawMessage) (string, bool) {
-	var f struct {
-		V *string `json:"io.modelcontextprotocol/protocolVersion"`
-	}
-	if len(meta) == 0 || json.Unmarshal(meta, &f) != nil || f.V == nil || *f.V == "" {
-		return "", false
-	}
-	return *f.V, true
 }
 
 // checkStandard checks Mcp-Method (every request) and Mcp-Name (tools/call,
@@ -301,10 +301,8 @@ func (e *Edge) route(w http.ResponseWriter, r *http.Request, body []byte, m *mes
 // serveFast serves a tools/call or resources/read on the fast path,
 // through the Manager, and answers on an event stream as the go-sdk does.
 func (e *Edge) serveFast(w http.ResponseWriter, r *http.Request, m *message, rm *reqMeta) {
-	var meta mcp.Meta
-	if len(m.meta) > 0 {
-		json.Unmarshal(m.meta, &meta) // checkMeta decoded it
-	}
+	fastServed.Add(1)
+	meta := rm.meta
 	st := newEventStream(w)
 	c := &call{
 		method: m.method,

@@ -31,6 +31,7 @@ func SupportedVersions() []string {
 
 // reqMeta is what the _meta of a request says of it.
 type reqMeta struct {
+	meta     mcp.Meta // decoded, as plugins get it
 	version  string
 	caps     *mcp.ClientCapabilities
 	logLevel mcp.LoggingLevel // "" if none: no log messages
@@ -53,48 +54,132 @@ func invalidParams(format string, args ...any) *jsonrpc.Error {
 // object), its clientInfo (if present, an Implementation) and log level
 // (if present, a level MCP names). A request without the required fields
 // is malformed: invalid params; a version Hangar does not serve this way
-// is an UnsupportedProtocolVersionError naming those it does.
+// is an UnsupportedProtocolVersionError naming those it does. The _meta
+// is decoded once, for the checks and for plugins.
 func checkMeta(raw json.RawMessage) (*reqMeta, *jsonrpc.Error) {
-	var fields map[string]json.RawMessage
+	meta, err := decodeMeta(raw)
+	if err != nil {
+		return nil, err
+	}
+	return checkFields(meta)
+}
+
+// decodeMeta decodes a request's _meta (nil if absent).
+func decodeMeta(raw json.RawMessage) (mcp.Meta, *jsonrpc.Error) {
+	var meta mcp.Meta
 	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &fields); err != nil {
+		if err := json.Unmarshal(raw, &meta); err != nil {
 			return nil, invalidParams("params._meta must be an object: %v", err)
 		}
 	}
-	var version string
-	if v, ok := fields[sessions.MetaProtocolVersion]; !ok || json.Unmarshal(v, &version) != nil || version == "" {
+	return meta, nil
+}
+
+// checkFields is checkMeta of a decoded _meta.
+func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
+	version, _ := meta[sessions.MetaProtocolVersion].(string)
+	if version == "" {
 		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s carries its protocol version in params._meta", sessions.MetaProtocolVersion, Version)
 	}
 	if version != Version {
 		return nil, unsupportedVersion(version)
 	}
-	rm := &reqMeta{version: version}
-	c := nonNull(fields[sessions.MetaClientCapabilities])
-	if len(c) == 0 || c[0] != '{' {
+	rm := &reqMeta{meta: meta, version: version}
+	c, ok := meta[sessions.MetaClientCapabilities].(map[string]any)
+	if !ok {
 		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s declares the client's capabilities in params._meta (an object, {} for none)", sessions.MetaClientCapabilities, Version)
 	}
-	caps, err := mrtr.DecodeCapabilities(c)
+	caps, err := capabilities(c)
 	if err != nil {
 		return nil, invalidParams("invalid _meta field %q: %v", sessions.MetaClientCapabilities, err)
 	}
 	rm.caps = caps
-	if v, ok := fields[sessions.MetaClientInfo]; ok {
-		var info mcp.Implementation
-		if v = nonNull(v); len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &info) != nil {
+	if v, present := meta[sessions.MetaClientInfo]; present {
+		info, ok := v.(map[string]any)
+		for _, k := range []string{"name", "version"} {
+			if _, isString := info[k].(string); ok && info[k] != nil && !isString {
+				ok = false
+			}
+		}
+		if !ok {
 			return nil, invalidParams("invalid _meta field %q: want an object with the client's name and version", sessions.MetaClientInfo)
 		}
 	}
-	if v, ok := fields[sessions.MetaLogLevel]; ok {
-		var level mcp.LoggingLevel
-		if json.Unmarshal(v, &level) != nil {
+	if v, present := meta[sessions.MetaLogLevel]; present {
+		level, ok := v.(string)
+		if !ok {
 			return nil, invalidParams("invalid _meta field %q: want a log level (debug, info, notice, warning, error, critical, alert or emergency)", sessions.MetaLogLevel)
 		}
-		if _, known := levels[level]; !known {
+		if _, known := levels[mcp.LoggingLevel(level)]; !known {
 			return nil, invalidParams("invalid _meta field %q: %q is not a log level (debug, info, notice, warning, error, critical, alert or emergency)", sessions.MetaLogLevel, level)
 		}
-		rm.logLevel = level
+		rm.logLevel = mcp.LoggingLevel(level)
 	}
 	return rm, nil
+}
+
+// capabilities reads the client capabilities of a request's _meta, as
+// decoded JSON: what the Manager checks before it asks the client for
+// input (sampling and its context, elicitation and its modes, roots). A
+// capability is declared by an object; absent or null, it is not; any
+// other value is an error.
+func capabilities(c map[string]any) (*mcp.ClientCapabilities, error) {
+	caps := &mcp.ClientCapabilities{}
+	obj := func(m map[string]any, key, where string) (map[string]any, bool, error) {
+		v, ok := m[key]
+		if !ok || v == nil {
+			return nil, false, nil
+		}
+		o, ok := v.(map[string]any)
+		if !ok {
+			return nil, false, fmt.Errorf("%s%s must be an object", where, key)
+		}
+		return o, true, nil
+	}
+	roots, ok, err := obj(c, "roots", "")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		lc, _ := roots["listChanged"].(bool)
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: lc}
+		caps.Roots.ListChanged = lc
+	}
+	sampling, ok, err := obj(c, "sampling", "")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		caps.Sampling = &mcp.SamplingCapabilities{}
+		if _, ok, err := obj(sampling, "context", "sampling."); err != nil {
+			return nil, err
+		} else if ok {
+			caps.Sampling.Context = &mcp.SamplingContextCapabilities{}
+		}
+		if _, ok, err := obj(sampling, "tools", "sampling."); err != nil {
+			return nil, err
+		} else if ok {
+			caps.Sampling.Tools = &mcp.SamplingToolsCapabilities{}
+		}
+	}
+	elicitation, ok, err := obj(c, "elicitation", "")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		caps.Elicitation = &mcp.ElicitationCapabilities{}
+		if _, ok, err := obj(elicitation, "form", "elicitation."); err != nil {
+			return nil, err
+		} else if ok {
+			caps.Elicitation.Form = &mcp.FormElicitationCapabilities{}
+		}
+		if _, ok, err := obj(elicitation, "url", "elicitation."); err != nil {
+			return nil, err
+		} else if ok {
+			caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+		}
+	}
+	return caps, nil
 }
 
 // unsupportedVersion is MCP's UnsupportedProtocolVersionError.

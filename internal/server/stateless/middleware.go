@@ -3,7 +3,6 @@ package stateless
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -18,9 +17,8 @@ import (
 // serverInfo on every result. The middleware here, the innermost of the
 // go-sdk server, serves what needs Hangar: the requests that may ask the
 // client for input go through the Manager, with the go-sdk's handlers
-// (which reach the core through the sessions edge) run as the call;
-// subscriptions/listen is offered only the resources the caller may read;
-// errors are 2026-07-28's.
+// (which reach the core through the sessions edge) run as the call; errors
+// are 2026-07-28's.
 
 func (e *Edge) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -34,8 +32,6 @@ func (e *Edge) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, rpcError(err)
 			}
 			return res, nil
-		case "subscriptions/listen":
-			e.listenable(req)
 		}
 		res, err := next(ctx, method, req)
 		if err != nil {
@@ -90,31 +86,13 @@ func (e *Edge) sdkCall(ctx context.Context, method string, req mcp.Request, next
 	return res, nil
 }
 
-// metaCapabilities decodes the client capabilities in a request's _meta,
-// as the fast path does.
+// metaCapabilities reads the client capabilities in a request's _meta, as
+// the fast path does.
 func metaCapabilities(meta mcp.Meta) (*mcp.ClientCapabilities, error) {
-	raw, err := json.Marshal(meta[sessions.MetaClientCapabilities])
+	c, _ := meta[sessions.MetaClientCapabilities].(map[string]any)
+	caps, err := capabilities(c)
 	if err != nil {
-		return nil, err
+		return nil, invalidParams("invalid _meta field %q: %v", sessions.MetaClientCapabilities, err)
 	}
-	return mrtr.DecodeCapabilities(raw)
-}
-
-// listenable removes from a subscriptions/listen request the resources the
-// caller may not read or no plugin serves: the acknowledgment then names
-// only those the server agreed to watch.
-func (e *Edge) listenable(req mcp.Request) {
-	p, ok := req.GetParams().(*mcp.SubscriptionsListenParams)
-	if !ok || p == nil || p.Notifications == nil {
-		return
-	}
-	rq := core.Request{}
-	if x := req.GetExtra(); x != nil {
-		rq.Principal = x.TokenInfo
-	}
-	n := *p.Notifications
-	n.ResourceSubscriptions = slices.DeleteFunc(slices.Clone(n.ResourceSubscriptions), func(uri string) bool {
-		return e.core.Admit(rq, "resources/read", uri) != nil
-	})
-	p.Notifications = &n
+	return caps, nil
 }

@@ -3,7 +3,6 @@ package stateless
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -29,12 +28,21 @@ func (e *Edge) Line(body []byte, fast bool) fastpath.ModernLine {
 		return fastpath.ModernLine{}
 	}
 	m, ok := readMessage(body)
-	if !ok || !m.id.IsValid() || !namesVersion(m.meta) {
+	if !ok || !m.id.IsValid() || len(m.meta) == 0 {
 		return fastpath.ModernLine{}
 	}
-	rm, jerr := checkMeta(m.meta)
+	meta, jerr := decodeMeta(m.meta)
+	if _, named := meta[sessions.MetaProtocolVersion]; jerr != nil || !named {
+		return fastpath.ModernLine{} // not a request of 2026-07-28: the go-sdk's
+	}
+	rm, jerr := checkFields(meta)
 	if jerr != nil {
 		return fastpath.ModernLine{ID: m.id, Answer: encodeError(m.id, jerr)}
+	}
+	if m.method == "subscriptions/listen" {
+		return fastpath.ModernLine{ID: m.id, Open: true, Serve: func(ctx context.Context, write func([]byte)) []byte {
+			return e.listenLine(ctx, m, write)
+		}}
 	}
 	if !fast || !m.plain || !(m.method == "tools/call" && e.core.HasTool(m.key) || m.method == "resources/read" && e.core.HasResource(m.key)) {
 		return fastpath.ModernLine{} // the go-sdk's, through the middleware
@@ -44,24 +52,11 @@ func (e *Edge) Line(body []byte, fast bool) fastpath.ModernLine {
 	}}
 }
 
-// namesVersion reports whether a _meta has the protocol version field (of
-// any value).
-func namesVersion(meta json.RawMessage) bool {
-	var fields map[string]json.RawMessage
-	if len(meta) == 0 || json.Unmarshal(meta, &fields) != nil {
-		return false
-	}
-	_, ok := fields[sessions.MetaProtocolVersion]
-	return ok
-}
-
 // serveLine serves a tools/call or resources/read over stdio on the fast
 // path, and returns its answer as the go-sdk writes it.
 func (e *Edge) serveLine(ctx context.Context, m *message, rm *reqMeta, write func([]byte)) []byte {
-	var meta mcp.Meta
-	if len(m.meta) > 0 {
-		json.Unmarshal(m.meta, &meta) // checkMeta decoded it
-	}
+	fastServed.Add(1)
+	meta := rm.meta
 	c := &call{
 		method: m.method,
 		key:    m.key,
