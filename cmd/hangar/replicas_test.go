@@ -29,12 +29,12 @@ import (
 )
 
 // replicaConfig2026 is the configuration of a replica of
-// TestReplicasRoundRobin2026: its address, the state key (hex), the port
-// of the peer URL template, the plugins.
+// TestReplicasRoundRobin2026: its address, the port of the peer URL
+// template, the plugins. The state key is in $HANGAR_STATE_KEY.
 const replicaConfig2026 = `http:
   addr: %s
 mrtr:
-  state_key: %s
+  state_key_env: HANGAR_STATE_KEY
   peer_url: http://{replica}:%s/mcp
 plugins:
 %s`
@@ -426,9 +426,9 @@ func TestReplicasRoundRobin2026(t *testing.T) {
 	cache := t.TempDir()
 	var replicas []*replica
 	start := func(ip string) *replica {
-		cfg := writeConfig(t, fmt.Sprintf(replicaConfig2026, ip+":"+port, key, port, plugins))
+		cfg := writeConfig(t, fmt.Sprintf(replicaConfig2026, ip+":"+port, port, plugins))
 		r := &replica{Name: ip, Addr: ip + ":" + port}
-		r.proc = runServe(t, nil, "serve", "--config", cfg, "--replica", ip, "--cache-dir", cache)
+		r.proc = runServe(t, []string{"HANGAR_STATE_KEY=" + key}, "serve", "--config", cfg, "--replica", ip, "--cache-dir", cache)
 		return r
 	}
 	urlRE := regexp.MustCompile(`url=http://` + regexp.QuoteMeta(ips[0]) + `:\d+/mcp`)
@@ -439,6 +439,9 @@ func TestReplicasRoundRobin2026(t *testing.T) {
 	}
 	for i, r := range replicas[1:] {
 		r.proc.waitLog(t, regexp.MustCompile(`url=http://`+regexp.QuoteMeta(ips[i+1])+`:\d+/mcp`))
+	}
+	for _, r := range replicas {
+		r.proc.waitLog(t, readyRE) // the plugins compiled: no call waits for them
 	}
 	url := "http://" + startNginx(t, replicas) + "/mcp"
 	metrics := func(r *replica) string { return "http://" + r.Addr + "/metrics" }
@@ -476,7 +479,12 @@ func TestReplicasRoundRobin2026(t *testing.T) {
 				}
 				json.Unmarshal([]byte(text), &a)
 				var q string
-				c.o.get(func(o *observed) bool { q = o.elicitations[len(o.elicitations)-1]; return true })
+				c.o.get(func(o *observed) bool {
+					if len(o.elicitations) > 0 {
+						q = o.elicitations[len(o.elicitations)-1]
+					}
+					return true
+				})
 				if err != nil || a.Content["name"] != c.name || q != round+" "+a.Nonce {
 					t.Errorf("%s, %s: %q %v (asked %q)", c.name, round, text, err, q)
 				}
