@@ -707,9 +707,14 @@ func post2026(t *testing.T, hc *http.Client, url, method string, params map[stri
 		t.Fatalf("%s: %v", method, err)
 	}
 	defer resp.Body.Close()
-	msg, _, err := testutil.ReadMCPAnswer(resp, nil)
+	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
+	}
+	resp.Body = io.NopCloser(strings.NewReader(string(b)))
+	msg, _, err := testutil.ReadMCPAnswer(resp, nil)
+	if err != nil {
+		t.Fatalf("%s: %v: %q", method, err, b)
 	}
 	return resp.StatusCode, msg
 }
