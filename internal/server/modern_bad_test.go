@@ -258,7 +258,7 @@ func TestModernContentNegotiation(t *testing.T) {
 		s := newServer(t, &server.Options{DisableFastPath: !fast}, server.Mount{Plugin: fixture(t)})
 		c := newModern(t, serveHTTP(t, s, nil))
 		for hdr, status := range map[[2]string]int{
-			{"Content-Type", "text/plain"}:   415,
+			{"Content-Type", "text/plain"}:  415,
 			{"Accept", "application/json"}:  400,
 			{"Accept", "text/event-stream"}: 400,
 			{"Accept", "*/*"}:               200,
