@@ -249,3 +249,24 @@ func TestModernBadInputOverStdio(t *testing.T) {
 		}
 	}
 }
+
+// TestModernContentNegotiation: a 2026-07-28 POST that is not JSON, or
+// whose client does not accept both answers, is refused as the go-sdk
+// refuses it, on both paths.
+func TestModernContentNegotiation(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		s := newServer(t, &server.Options{DisableFastPath: !fast}, server.Mount{Plugin: fixture(t)})
+		c := newModern(t, serveHTTP(t, s, nil))
+		for hdr, status := range map[[2]string]int{
+			{"Content-Type", "text/plain"}:  415,
+			{"Accept", "application/json"}:  400,
+			{"Accept", "text/event-stream"}: 400,
+			{"Accept", "*/*"}:               200,
+		} {
+			r := c.do(c.request(1, "tools/call", modernParams("test_simple_text", map[string]any{}, nil), map[string]string{hdr[0]: hdr[1]}))
+			if r.status != status {
+				t.Errorf("fast=%v %s: %s: %s", fast, hdr[0], hdr[1], r)
+			}
+		}
+	}
+}

@@ -201,7 +201,6 @@ func (fs *fastSession) release(id jsonrpc.ID) {
 	}
 }
 
-
 // inUse reports whether a request with this id is in progress, on either
 // path.
 func (fs *fastSession) inUse(id jsonrpc.ID) bool {

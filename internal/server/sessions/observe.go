@@ -50,9 +50,10 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if extra != nil {
 			header = extra.Header
-			// A 2026-07-28 request has a session of its own, which only a
-			// subscriptions/listen keeps long enough to be told of changes.
-			if extra.TokenInfo != nil && (method == "subscriptions/listen" || !IsModern(req)) {
+			// A 2026-07-28 request has a session of its own, which is
+			// told of no change (the edge of that version serves
+			// subscriptions/listen).
+			if extra.TokenInfo != nil && !IsModern(req) {
 				s.noteGrant(ss, auth.GrantOf(extra.TokenInfo))
 			}
 		}

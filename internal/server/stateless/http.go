@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -123,6 +124,16 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// An answer may be a long event stream: proxies are told not to buffer
 	// it (nginx reads this header).
 	w.Header().Set("X-Accel-Buffering", "no")
+	// What Streamable HTTP requires of any POST, checked as the go-sdk
+	// does, with its words.
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
+		return
+	}
+	if !acceptsBoth(r.Header.Values("Accept")) {
+		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+		return
+	}
 	p := peek(r)
 	if p.err != nil || len(p.body) > maxBody {
 		e.sdkHTTP.ServeHTTP(w, r) // the go-sdk refuses it
@@ -174,6 +185,26 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.sdkHTTP.ServeHTTP(&sseGuard{ResponseWriter: w}, r)
+}
+
+// acceptsBoth reports whether Accept headers list both JSON and event
+// streams, as the go-sdk reads them.
+func acceptsBoth(values []string) bool {
+	var jsonOK, eventsOK bool
+	for _, v := range values {
+		for _, t := range strings.Split(v, ",") {
+			t, _, _ = strings.Cut(t, ";")
+			switch strings.ToLower(strings.TrimSpace(t)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				eventsOK = true
+			case "*/*":
+				jsonOK, eventsOK = true, true
+			}
+		}
+	}
+	return jsonOK && eventsOK
 }
 
 // mayNeedInput reports whether a request of method may be answered
