@@ -52,6 +52,14 @@ var layoutRules = map[string]struct {
 			}, p)
 		},
 	},
+	"stateless": {
+		allow: func(p string) bool {
+			return !strings.HasPrefix(p, module) || slices.Contains([]string{
+				module + "internal/server/core", module + "internal/server/sessions", module + "internal/server/fastpath",
+				module + "internal/server/rawjson", module + "internal/mrtr", module + "internal/plugin", module + "internal/auth",
+			}, p)
+		},
+	},
 	"rawjson": {
 		allow: func(string) bool { return false },
 	},
