@@ -430,6 +430,10 @@ func (d *docCheck) checkTokens(b *block) {
 }
 
 // fileRefs finds the files and directories a configuration refers to.
+// standInStateKey stands for the state key file a block names
+// (mrtr.state_key_file): 32 bytes in hex.
+const standInStateKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n"
+
 func fileRefs(doc *yaml.Node) []fileRef {
 	var refs []fileRef
 	value := func(m *yaml.Node, key string) *yaml.Node {
@@ -454,6 +458,18 @@ func fileRefs(doc *yaml.Node) []fileRef {
 	}
 	if s := scalar(value(value(value(doc.Content[0], "http"), "auth"), "tokens_file")); s != "" {
 		refs = append(refs, fileRef{path: s, data: []byte(standInTokens)})
+	}
+	if m := value(doc.Content[0], "mrtr"); m != nil {
+		if s := scalar(value(m, "state_key_file")); s != "" {
+			refs = append(refs, fileRef{path: s, data: []byte(standInStateKey)})
+		}
+		if l := value(m, "previous_state_key_files"); l != nil && l.Kind == yaml.SequenceNode {
+			for _, it := range l.Content {
+				if s := scalar(it); s != "" {
+					refs = append(refs, fileRef{path: s, data: []byte(standInStateKey)})
+				}
+			}
+		}
 	}
 	plugins := value(doc.Content[0], "plugins")
 	if plugins == nil || plugins.Kind != yaml.SequenceNode {

@@ -50,7 +50,7 @@ const (
 var methods = []string{
 	"initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
 	"resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
-	"prompts/get", "completion/complete", "logging/setLevel",
+	"prompts/get", "completion/complete", "logging/setLevel", "server/discover", "subscriptions/listen",
 }
 
 // MaxNames bounds the tool and prompt names one plugin has series for;
@@ -81,7 +81,9 @@ type Metrics struct {
 	reloads       *prometheus.CounterVec
 	refused       *prometheus.CounterVec
 
-	plugins atomic.Pointer[func() []Plugin]
+	plugins  atomic.Pointer[func() []Plugin]
+	mrtr     atomic.Pointer[func() MRTR] // mrtr.go
+	mrtrOnce sync.Once
 
 	mu    sync.Mutex
 	names map[string]map[string]bool // plugin -> names with series

@@ -389,8 +389,10 @@ func (p *Plugin) listRoots(_ context.Context, s *callState, _ []byte) (any, erro
 }
 
 // notifyCtx is the context for a notification to the client: the caller's,
-// so that the SDK relates it to the request being served.
-func notifyCtx(s *callState) context.Context { return s.ctx }
+// so that the SDK relates it to the request being served, and so that a
+// queued notification is still sent after the plugin's run returned (see
+// callState.caller).
+func notifyCtx(s *callState) context.Context { return s.caller }
 
 func (p *Plugin) notifyLog(_ context.Context, s *callState, in []byte) error {
 	var params mcp.LoggingMessageParams

@@ -107,6 +107,12 @@ type callState struct {
 	// blocks (a client that reads nothing), like every other blocking path
 	// of the call (clock.go).
 	ctx context.Context
+	// caller is the caller's context, without the budget: notifications
+	// are sent under it. A session queues them (so a client that reads
+	// nothing holds no call) and writes them after the plugin's run
+	// returned, until the caller's call ends, which waits for them
+	// briefly; the budget's context has ended by then.
+	caller context.Context
 	// changed holds the lists the plugin reported changed during the call.
 	changed ListSet
 	// refresh marks a call that re-reads the lists after a change: its
@@ -197,7 +203,7 @@ func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export stri
 			c = &held
 		}
 	}
-	s := &callState{plugin: p, call: c, budget: b, ctx: bctx, refresh: refresh}
+	s := &callState{plugin: p, call: c, budget: b, ctx: bctx, caller: ctx, refresh: refresh}
 	bctx = context.WithValue(bctx, stateKey{}, s)
 	res, err := safeCall(bctx, inst, export, input)
 	expired, spent := b.stop()
