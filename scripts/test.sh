@@ -55,14 +55,18 @@ step "fuzz (bounded)"
 # testdata/fuzz. Counts, not durations: with Go 1.26 a duration can end in a
 # spurious "context deadline exceeded" (go.dev/issue/75804, fixed in Go
 # 1.27). HANGAR_FUZZTIME overrides every count (say 10m, or 1000000x).
+# A target that moved to another package would fuzz nothing and pass: each
+# must be listed in its package first.
 fuzz() { # target package count
+	go test -list "^$1\$" "$2" | grep -qx "$1" || { echo "fuzz: no target $1 in $2" >&2; return 1; }
 	go test -run '^$' -fuzz "^$1\$" -fuzztime "${HANGAR_FUZZTIME:-$3}" -timeout "$timeout" "$2"
 }
 fuzz FuzzJSONRPC ./internal/server 300x
-fuzz FuzzParseMessage ./internal/server 200000x
+fuzz FuzzParseMessage ./internal/server/fastpath 200000x
 fuzz FuzzToolResult ./internal/plugin 200000x
-fuzz FuzzSimpleSchema ./internal/server 200000x
-fuzz FuzzPlainResult ./internal/server 100000x
+fuzz FuzzSimpleSchema ./internal/server/core 200000x
+fuzz FuzzPlainResult ./internal/server/fastpath 100000x
+fuzz FuzzMessage ./internal/argcheck 100000x
 fuzz FuzzPluginOutput ./internal/plugin 20000x
 fuzz FuzzHostAllowed ./internal/plugin 150000x
 fuzz FuzzKernel ./internal/plugin 2000x

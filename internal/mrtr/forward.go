@@ -212,6 +212,10 @@ func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, body []byte,
 		}
 	}
 	out.Header.Set(ForwardedHeader, f.selfName())
+	// The peer checks the Host as this replica did (the replicas share
+	// their http section): the client's Host passed here, where the
+	// peer's own address, which clients never use, would not.
+	out.Host = r.Host
 	resp, err := f.client.Do(out)
 	if err != nil {
 		if r.Context().Err() != nil {

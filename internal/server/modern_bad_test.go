@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/metrics"
@@ -169,6 +170,11 @@ func TestModernBadInput(t *testing.T) {
 				if tc.status == 400 && r.header.Get("Content-Type") != "application/json" {
 					t.Errorf("%s: Content-Type %q", tc.name, r.header.Get("Content-Type"))
 				}
+			}
+			// The elicitation's call is answered when the plugin asks; it
+			// ends, and is counted, just after.
+			for deadline := time.Now().Add(5 * time.Second); calls()-before < 1 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
 			}
 			if got := calls() - before; got != 1 {
 				t.Errorf("the plugins saw %v of the bad requests, want 1 (the elicitation without the capability)", got)

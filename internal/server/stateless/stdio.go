@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,6 +41,15 @@ func (e *Edge) Line(body []byte, fast bool) fastpath.ModernLine {
 	rm, jerr := checkFields(meta)
 	if jerr != nil {
 		return fastpath.ModernLine{ID: m.id, Answer: encodeError(m.id, jerr)}
+	}
+	if m.method == "server/discover" {
+		// The go-sdk's stdio session would take the probe's _meta as its
+		// initialization, and refuse the initialize of a client that falls
+		// back to 2025-11-25 (as the revision says a client may when the
+		// answer is late): the go-sdk answers it in a session of its own.
+		return fastpath.ModernLine{ID: m.id, Serve: func(ctx context.Context, _ func([]byte)) []byte {
+			return e.discoverAside(ctx, m.id, body)
+		}}
 	}
 	if m.method == "subscriptions/listen" {
 		return fastpath.ModernLine{ID: m.id, Open: true, Serve: func(ctx context.Context, write func([]byte)) []byte {
@@ -90,4 +102,35 @@ func (e *Edge) serveLine(ctx context.Context, m *message, rm *reqMeta, write fun
 		return encodeError(m.id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("encoding the result of %s: %v", m.method, err)})
 	}
 	return b
+}
+
+// discoverAside answers a server/discover that came over stdio as the
+// go-sdk answers it over its stateless Streamable HTTP, where each request
+// has a session of its own, so that the stdio session stays free to be
+// initialized.
+func (e *Edge) discoverAside(ctx context.Context, id jsonrpc.ID, body []byte) []byte {
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://stdio/", bytes.NewReader(body))
+	if err != nil {
+		return encodeError(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+	}
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("MCP-Protocol-Version", Version)
+	r.Header.Set("Mcp-Method", "server/discover")
+	w := httptest.NewRecorder()
+	e.sdkHTTP.ServeHTTP(w, r)
+	out := w.Body.Bytes()
+	if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		out = nil
+		for line := range strings.Lines(w.Body.String()) {
+			if data, ok := strings.CutPrefix(line, "data:"); ok {
+				out = []byte(strings.TrimSpace(data))
+			}
+		}
+	}
+	out = bytes.TrimSpace(out)
+	if len(out) == 0 || out[0] != '{' {
+		return encodeError(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("server/discover: HTTP %d %s", w.Code, bytes.TrimSpace(w.Body.Bytes()))})
+	}
+	return out
 }
