@@ -48,8 +48,9 @@ type Options struct {
 // line before it reads the line itself.
 type Modern interface {
 	// Line looks at a line, body (without its line end); fast reports
-	// whether the fast path is enabled. A zero ModernLine leaves the line
-	// to the fast path and the go-sdk.
+	// whether the fast path may serve it. A zero ModernLine leaves the
+	// line to the fast path and the go-sdk. body is the stream's buffer,
+	// which its next read reuses: a Serve that runs later reads a copy.
 	Line(body []byte, fast bool) ModernLine
 }
 

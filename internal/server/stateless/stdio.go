@@ -30,6 +30,9 @@ func (e *Edge) Line(body []byte, fast bool) fastpath.ModernLine {
 	if !bytes.Contains(body, []byte(sessions.MetaProtocolVersion)) {
 		return fastpath.ModernLine{}
 	}
+	// The Serve below runs on a worker, after the stream's next read has
+	// reused the bytes of this line.
+	body = bytes.Clone(body)
 	m, ok := readMessage(body)
 	if !ok || !m.id.IsValid() || len(m.meta) == 0 {
 		return fastpath.ModernLine{}
