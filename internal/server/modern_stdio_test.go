@@ -3,10 +3,12 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/server"
 )
 
@@ -46,6 +48,41 @@ func TestModernStdioCallsKeepTheirLines(t *testing.T) {
 			}
 		case <-timeout:
 			t.Fatalf("%s answers of %d", fmt.Sprint(got), n)
+		}
+	}
+}
+
+// TestModernIDsComeBackAsSent: a 2026-07-28 request whose id the go-sdk's
+// reader would not keep exactly (a fraction, an integer beyond 2^53) is
+// refused with that id as it came, over HTTP and stdio, on both paths;
+// nothing reaches the plugin (issue 15.17 at the 2026 edge).
+func TestModernIDsComeBackAsSent(t *testing.T) {
+	ids := []string{"1.5", "9007199254740993", "123456789012345678901234567890", "1e400"}
+	for _, fast := range []bool{true, false} {
+		m := metrics.New("test")
+		s := newServer(t, &server.Options{DisableFastPath: !fast, Metrics: m}, server.Mount{Plugin: fixture(t)})
+		c := newModern(t, serveHTTP(t, s, nil))
+		io := newRawIO(t, s)
+		for _, id := range ids {
+			r := c.post(json.Number(id), "tools/call", modernParams("test_simple_text", map[string]any{}, nil))
+			if r.status != 400 || !strings.Contains(r.raw, `"id":`+id+`,`) || !strings.Contains(r.raw, `"code":-32600`) {
+				t.Errorf("fast=%v, HTTP, id %s: %s", fast, id, r)
+			}
+			io.write(mustJSON(map[string]any{"jsonrpc": "2.0", "id": json.Number(id), "method": "tools/call", "params": modernParams("test_simple_text", map[string]any{}, modernMeta(nil))}))
+			select {
+			case line := <-io.lines:
+				if !strings.Contains(line, `"id":`+id+`,`) || !strings.Contains(line, `"code":-32600`) {
+					t.Errorf("fast=%v, stdio, id %s: %s", fast, id, line)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("fast=%v, stdio, id %s: no answer", fast, id)
+			}
+		}
+		if n := pluginCalls(t, m); n != 0 {
+			t.Errorf("fast=%v: %v calls reached the plugin", fast, n)
+		}
+		if r := c.post(json.Number("9007199254740992"), "tools/call", modernParams("test_simple_text", map[string]any{}, nil)); r.status != 200 || !strings.Contains(r.raw, `"id":9007199254740992,`) {
+			t.Errorf("fast=%v: 2^53: %s", fast, r)
 		}
 	}
 }

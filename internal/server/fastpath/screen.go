@@ -106,6 +106,18 @@ func screenID(id json.RawMessage) *refusal {
 	return refuse(id, CodeInvalidRequest, "Invalid Request: id %s cannot be answered as it came: use a string or an integer between -2^53 and 2^53", id)
 }
 
+// RefuseID returns the answer that refuses the JSON-RPC request b, a
+// valid JSON object, if its id is one the go-sdk would not answer as it
+// came (screenID); else nil. The edge of MCP 2026-07-28 checks the
+// requests it reads as the go-sdk does (not on the fast path's quick
+// reading) with it.
+func RefuseID(b []byte) []byte {
+	if ref := screenID(rawID(b)); ref != nil {
+		return ref.encode()
+	}
+	return nil
+}
+
 // rawID returns the raw value of the "id" member of the valid JSON object
 // b (the last one, if there are several, as the decoders read them), or
 // nil.

@@ -41,6 +41,9 @@ func (e *Edge) Line(body []byte, fast bool) fastpath.ModernLine {
 	if _, named := meta[sessions.MetaProtocolVersion]; jerr != nil || !named {
 		return fastpath.ModernLine{} // not a request of 2026-07-28: the go-sdk's
 	}
+	if m.refused != nil {
+		return fastpath.ModernLine{ID: m.id, Answer: m.refused}
+	}
 	rm, jerr := checkFields(meta)
 	if jerr != nil {
 		return fastpath.ModernLine{ID: m.id, Answer: encodeError(m.id, jerr)}
