@@ -10,6 +10,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/server"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
 // TestModernStdioCallsKeepTheirLines: 2026-07-28 calls sent over stdio
@@ -85,4 +86,29 @@ func TestModernIDsComeBackAsSent(t *testing.T) {
 			t.Errorf("fast=%v: 2^53: %s", fast, r)
 		}
 	}
+}
+
+// TestModernListenBounded: a subscriptions/listen may deliver the updates
+// of as many resources as a session may subscribe to, no more (issue 15.4
+// at the 2026 edge); the same URI named twice counts once.
+func TestModernListenBounded(t *testing.T) {
+	s := newServer(t, nil, server.Mount{Plugin: v1full(t, config.Limits{})})
+	c := newModern(t, serveHTTP(t, s, nil))
+	uris := func(n int) []string {
+		var u []string
+		for i := range n {
+			u = append(u, fmt.Sprintf("v1full://extra/%d", i))
+		}
+		return u
+	}
+	r := c.post(1, "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": uris(sessions.MaxSubscriptions + 1)}})
+	if r.errorCode() != -32602 || !strings.Contains(r.raw, fmt.Sprintf("at most %d", sessions.MaxSubscriptions)) {
+		t.Errorf("a listen to %d resources: %s", sessions.MaxSubscriptions+1, r)
+	}
+	twice := append(uris(sessions.MaxSubscriptions), uris(10)...)
+	ch, stop := c.listen("sub-2", map[string]any{"resourceSubscriptions": twice})
+	if ack := next(t, ch, "acknowledgment"); ack["method"] != "notifications/subscriptions/acknowledged" {
+		t.Errorf("a listen to %d resources, some twice: %v", sessions.MaxSubscriptions, ack)
+	}
+	stop()
 }
