@@ -44,6 +44,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -68,6 +69,8 @@ type options struct {
 	base     string          // a second hangar binary for the cold start cases
 	baseEcho string          // a second Go-PDK echo plugin for the instructions section
 	only     map[string]bool // targets to run; empty: all
+	// transports of the throughput section: http, stdio or both (nil).
+	transports []string
 
 	profileDir       string
 	profileTarget    string
@@ -90,8 +93,9 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 0, "measured time per cell (default 8s, -quick 1s)")
 	flag.StringVar(&levels, "c", "1,8,64", "concurrency levels")
 	flag.IntVar(&o.rounds, "rounds", 1, "throughput: measure each level in this many rounds in which the targets take turns, all servers running (for a busy machine; each round is -warmup plus -duration per target)")
-	var targets string
-	flag.StringVar(&targets, "targets", "", "throughput targets to run (default all): native,hangar-go,hangar-wat,hangar-go-sdk,hangar-wat-sdk (Hangar with --no-fast-path),node-go,node-wat")
+	var targets, transports string
+	flag.StringVar(&targets, "targets", "", "throughput targets to run (default all): native,hangar-go,hangar-wat,hangar-go-2026,hangar-wat-2026 (the servers of hangar-go and hangar-wat called at MCP 2026-07-28 without a session, HTTP only),hangar-go-sdk,hangar-wat-sdk (Hangar with --no-fast-path),node-go,node-wat")
+	flag.StringVar(&transports, "transports", "http,stdio", "throughput: the transports to run, http, stdio or both")
 	flag.StringVar(&sections, "sections", strings.Join(allSections, ","), "what to run: "+strings.Join(allSections, ","))
 	flag.IntVar(&o.runs, "runs", 0, "cold start runs per case (default 3, -quick 1)")
 	flag.DurationVar(&o.settle, "settle", -1, "after the 10-plugin load, wait this long and read Hangar's RSS again, to see idle instances closed (default 80s, -quick: skip)")
@@ -132,6 +136,15 @@ func main() {
 	var err error
 	if o.levels, err = parseLevels(levels); err != nil {
 		fatalf("-c: %v", err)
+	}
+	for _, tr := range strings.Split(transports, ",") {
+		if tr = strings.TrimSpace(tr); tr == "" {
+			continue
+		}
+		if tr != "http" && tr != "stdio" {
+			fatalf("-transports: unknown transport %q (want http, stdio or both)", tr)
+		}
+		o.transports = append(o.transports, tr)
 	}
 	o.only = map[string]bool{}
 	for _, t := range strings.Split(targets, ",") {
@@ -209,6 +222,20 @@ func write(res *results, o *options, stdout io.Writer) error {
 		logf("wrote %s", o.pngOut)
 	}
 	return nil
+}
+
+// transportList is the throughput section's transports, in order.
+func (o *options) transportList() []string {
+	if len(o.transports) == 0 {
+		return []string{"http", "stdio"}
+	}
+	var out []string
+	for _, tr := range []string{"http", "stdio"} {
+		if slices.Contains(o.transports, tr) {
+			out = append(out, tr)
+		}
+	}
+	return out
 }
 
 func pick[T any](quick bool, q, full T) T {

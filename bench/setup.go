@@ -100,7 +100,7 @@ func (o *options) needGoPlugin() bool {
 	if o.sections["scaling"] || o.sections["coldstart"] || o.sections["rss"] || o.sections["instances"] || o.sections["guard"] || o.sections["instructions"] {
 		return true
 	}
-	return len(o.only) == 0 || o.only["hangar-go"] || o.only["hangar-go-sdk"] || o.only["node-go"]
+	return len(o.only) == 0 || o.only["hangar-go"] || o.only["hangar-go-2026"] || o.only["hangar-go-sdk"] || o.only["node-go"]
 }
 
 func (e *env) goBuild(ctx context.Context, extraEnv []string, args ...string) error {
