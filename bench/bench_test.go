@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"image/png"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -325,6 +328,16 @@ func TestStateless2026WrongAnswer(t *testing.T) {
 	}
 	defer sv.stop()
 
+	// Count the connections the callers open: they keep theirs alive.
+	tr := httpClient.Transport.(*http.Transport)
+	var dials atomic.Int64
+	dialer := &net.Dialer{}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dialer.DialContext(ctx, network, addr)
+	}
+	defer func() { tr.DialContext = nil }()
+
 	right := echoSpec("echo")
 	wrongText := right
 	wrongText.expect = "not what the plugin echoes"
@@ -347,6 +360,9 @@ func TestStateless2026WrongAnswer(t *testing.T) {
 		if tc.wantErr == "" {
 			if r.Calls == 0 || r.Errors != 0 {
 				t.Errorf("%s: %d calls, %d errors (%s)", tc.name, r.Calls, r.Errors, r.FirstError)
+			}
+			if n := dials.Load(); n > 4 {
+				t.Errorf("%s: 2 callers opened %d connections for %d calls, want about one each (keep-alive)", tc.name, n, r.Calls)
 			}
 			continue
 		}

@@ -5,12 +5,14 @@
 //	go run ./bench                  # the full run, about 8 minutes on 2 cores
 //	go run ./bench -quick           # a short run, about a minute
 //	go run ./bench -png docs/performance.png -json /tmp/bench.json
+//	go run ./bench -sections throughput -transports http \
+//	    -targets hangar-go,hangar-wat,hangar-go-2026,hangar-wat-2026 -rounds 6
 //
 // It builds the hangar command, the Go-PDK echo plugin (bench/plugins/echo)
 // and the WAT echo plugin (internal/testplugins/wat/echo.wat, with
 // wat2wasm) into a temporary directory, installs the Node peer's npm
-// packages (bench/node) if they are missing, and then, with servers on
-// 127.0.0.1 only:
+// packages (bench/node) if they are missing and the run uses the Node
+// peer, and then, with servers on 127.0.0.1 only:
 //
 //   - drives tools/call with C = 1, 8 and 64 concurrent callers over
 //     Streamable HTTP (one MCP session per caller) and over stdio (one
@@ -19,6 +21,13 @@
 //     plugin, and (c) the Node peer (bench/node/server.mjs: MCP TypeScript
 //     SDK + Extism JS SDK) hosting the same .wasm files, and reports
 //     throughput and p50/p99 latency with the ratios b/a and b/c;
+//   - over HTTP, also drives the same hangar serve processes at MCP
+//     2026-07-28, stateless (targets hangar-go-2026 and hangar-wat-2026:
+//     tools/call POSTs carrying the revision's _meta and headers, no
+//     initialize, no session, keep-alive connections, every answer
+//     checked), in turn with the 2025-11-25 session cells, and reports
+//     the ratio 2026/2025 for each plugin and C; (a) and (c) do not speak
+//     2026-07-28 and have no such cells;
 //   - checks that calls to one plugin run in parallel, with a CPU-bound tool;
 //   - times cold start (process start to the first tools/list answer, 10
 //     plugins, and to the log's "ready" once every plugin is compiled)

@@ -86,7 +86,11 @@ func setup(ctx context.Context, o *options) (*env, error) {
 			return nil, err
 		}
 	}
-	logf("built hangar, plugins and the Node peer in %s", time.Since(start).Round(time.Millisecond))
+	if e.node != "" {
+		logf("built hangar, plugins and the Node peer in %s", time.Since(start).Round(time.Millisecond))
+	} else {
+		logf("built hangar and plugins in %s", time.Since(start).Round(time.Millisecond))
+	}
 	e.machine = describeMachine(ctx, e)
 	ok = true
 	return e, nil
