@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"image/png"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -233,6 +236,164 @@ func TestPeerRows(t *testing.T) {
 	for _, s := range []string{"### What the server spends, Hangar / Node peer", "| server CPU per call, stdio, WAT echo, C=64 | 120 µs | 100 µs | 1.20 | ≤ 1.0 |", "| RSS, 10 plugins idle (every plugin loaded) | 200 MiB | 220 MiB | 0.91 | ≤ 1.0 |"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report lacks %q:\n%s", s, md)
+		}
+	}
+}
+
+// TestStateless2026 runs the throughput section with the stateless target
+// beside its 2025 target, in rounds in which they take turns, against a
+// real hangar serve over HTTP: every 2026-07-28 call succeeds (the echo
+// back, resultType "complete"), and the report compares the two.
+func TestStateless2026(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts servers")
+	}
+	progress = io.Discard
+	dir := t.TempDir()
+	o := &options{
+		warmup:     50 * time.Millisecond,
+		duration:   time.Second,
+		levels:     []int{1, 4},
+		rounds:     2,
+		transports: []string{"http"},
+		sections:   map[string]bool{"throughput": true},
+		only:       map[string]bool{"hangar-wat": true, "hangar-wat-2026": true},
+		runs:       1,
+		noNode:     true,
+		jsonOut:    filepath.Join(dir, "r.json"),
+	}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := run(ctx, o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var res results
+	b, err := os.ReadFile(o.jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 4 {
+		t.Fatalf("%d cells, want 4 (2 targets × 2 levels, HTTP only): %+v", len(res.Cells), res.Cells)
+	}
+	for _, c := range res.Cells {
+		if c.Transport != "http" || c.Calls == 0 || c.Errors != 0 || c.Seconds != 2 {
+			t.Errorf("%s %s C=%d: %d calls in %gs, %d errors (%s)", c.Transport, c.Target, c.C, c.Calls, c.Seconds, c.Errors, c.FirstError)
+		}
+	}
+	// One server for both targets.
+	if len(res.Servers) != 1 || res.Servers[0].Target != "hangar-wat" {
+		t.Errorf("servers %+v, want hangar-wat's only", res.Servers)
+	}
+	md := out.String()
+	for _, s := range []string{"### Streamable HTTP: 2026-07-28 stateless beside 2025-11-25 sessions (Hangar)", "| WAT echo | 4 | ", "| http | (b) Hangar, WAT plugin, 2026-07-28 stateless | 4 |"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report lacks %q:\n%s", s, md)
+		}
+	}
+	if strings.Contains(md, "### Ratios of throughput") {
+		t.Errorf("report has a table of ratios without the targets to compare:\n%s", md)
+	}
+}
+
+// TestStateless2026WrongAnswer: a 2026-07-28 answer that is not the
+// expected one, or not an answer at all, counts as an error and not as
+// throughput, against a real hangar serve.
+func TestStateless2026WrongAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts servers")
+	}
+	progress = io.Discard
+	o := &options{
+		warmup:     50 * time.Millisecond,
+		duration:   500 * time.Millisecond,
+		transports: []string{"http"},
+		sections:   map[string]bool{"throughput": true},
+		only:       map[string]bool{"hangar-wat-2026": true},
+		noNode:     true,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	e, err := setup(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.cleanup()
+	sv, err := e.serveTarget(ctx, tHangarWAT2026.server(), "http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv.stop()
+
+	// Count the connections the callers open: they keep theirs alive.
+	tr := httpClient.Transport.(*http.Transport)
+	var dials atomic.Int64
+	dialer := &net.Dialer{}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dialer.DialContext(ctx, network, addr)
+	}
+	defer func() { tr.DialContext = nil }()
+
+	right := echoSpec("echo")
+	wrongText := right
+	wrongText.expect = "not what the plugin echoes"
+	noTool := echoSpec("no_such_tool")
+	for _, tc := range []struct {
+		name    string
+		spec    callSpec
+		wantErr string // "" for success
+	}{
+		{"right", right, ""},
+		{"wrong text", wrongText, "unexpected result"},
+		{"no such tool", noTool, "unknown tool"},
+	} {
+		callers, done, err := sv.callers(tHangarWAT2026, 2, tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := driveCalls(ctx, sv.pid, 2, tc.spec, o.warmup, o.duration, callers)
+		done()
+		if tc.wantErr == "" {
+			if r.Calls == 0 || r.Errors != 0 {
+				t.Errorf("%s: %d calls, %d errors (%s)", tc.name, r.Calls, r.Errors, r.FirstError)
+			}
+			if n := dials.Load(); n > 4 {
+				t.Errorf("%s: 2 callers opened %d connections for %d calls, want about one each (keep-alive)", tc.name, n, r.Calls)
+			}
+			continue
+		}
+		if r.Calls != 0 || r.Errors == 0 || !strings.Contains(r.FirstError, tc.wantErr) {
+			t.Errorf("%s: %d calls, %d errors (%q), want no calls and errors %q", tc.name, r.Calls, r.Errors, r.FirstError, tc.wantErr)
+		}
+	}
+}
+
+// TestCheckModernAnswer: what counts as a successful 2026-07-28 answer.
+func TestCheckModernAnswer(t *testing.T) {
+	const ok = `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete"}}`
+	for _, tc := range []struct {
+		name, ctype, body, wantErr string
+	}{
+		{"json", "application/json", ok, ""},
+		{"sse", "text/event-stream", "event: message\ndata: " + ok + "\n\n", ""},
+		{"sse after a notification", "text/event-stream; charset=utf-8", `data: {"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n\nevent: message\ndata: " + ok + "\n\n", ""},
+		{"another id", "application/json", strings.Replace(ok, `"id":3`, `"id":4`, 1), "no response"},
+		{"input required", "application/json", strings.Replace(ok, `"complete"`, `"input_required"`, 1), `resultType "input_required"`},
+		{"no resultType", "application/json", strings.Replace(ok, `,"resultType":"complete"`, "", 1), `resultType ""`},
+		{"wrong text", "application/json", strings.Replace(ok, `"hi"`, `"ho"`, 1), "unexpected result"},
+		{"tool error", "application/json", strings.Replace(ok, `"resultType"`, `"isError":true,"resultType"`, 1), "tool error"},
+		{"JSON-RPC error", "application/json", `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"unknown tool"}}`, "-32602"},
+		{"no result", "application/json", `{"jsonrpc":"2.0","id":3}`, "without a result"},
+		{"not JSON", "application/json", `<html>`, "decoding"},
+		{"other type", "text/html", ok, "answer of type"},
+	} {
+		err := checkModernAnswer(tc.ctype, []byte(tc.body), 3, "hi")
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.wantErr)
 		}
 	}
 }

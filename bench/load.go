@@ -63,11 +63,36 @@ type cell struct {
 	ClientCPU float64 `json:"client_cpu_us_per_call"`
 }
 
+// callFunc makes one call and checks its answer: a call that returns an
+// error counts as an error, not as throughput.
+type callFunc func(ctx context.Context) error
+
 // drive runs c callers for warmup+dur. Caller i uses sessions[i %
 // len(sessions)]: one session each over HTTP, one shared session over
 // stdio. Calls that start during the warm-up are not counted; throughput
 // is the calls started (and completed) in the measured window per second.
 func drive(ctx context.Context, pid int, sessions []*mcp.ClientSession, c int, spec callSpec, warmup, dur time.Duration) cell {
+	return driveCalls(ctx, pid, c, spec, warmup, dur, sessionCallers(sessions, spec))
+}
+
+// sessionCallers calls spec's tool through go-sdk sessions: caller i
+// through sessions[i % len(sessions)].
+func sessionCallers(sessions []*mcp.ClientSession, spec callSpec) func(i int) callFunc {
+	return func(i int) callFunc {
+		cs := sessions[i%len(sessions)]
+		params := &mcp.CallToolParams{Name: spec.tool(i), Arguments: spec.args}
+		return func(ctx context.Context) error {
+			res, err := cs.CallTool(ctx, params)
+			if err != nil {
+				return err
+			}
+			return checkResult(res, spec.expect)
+		}
+	}
+}
+
+// driveCalls is drive with the calls made by callers(i), for caller i.
+func driveCalls(ctx context.Context, pid int, c int, spec callSpec, warmup, dur time.Duration, callers func(i int) callFunc) cell {
 	start := time.Now().Add(warmup)
 	end := start.Add(dur)
 	ctx, cancel := context.WithDeadline(ctx, end.Add(time.Minute))
@@ -101,18 +126,14 @@ func drive(ctx context.Context, pid int, sessions []*mcp.ClientSession, c int, s
 		wg.Go(func() {
 			r := &results[i]
 			r.lat = make([]time.Duration, 0, 1024)
-			cs := sessions[i%len(sessions)]
-			params := &mcp.CallToolParams{Name: spec.tool(i), Arguments: spec.args}
+			call := callers(i)
 			for {
 				t0 := time.Now()
 				if !t0.Before(end) || ctx.Err() != nil {
 					return
 				}
-				res, err := cs.CallTool(ctx, params)
+				err := call(ctx)
 				d := time.Since(t0)
-				if err == nil {
-					err = checkResult(res, spec.expect)
-				}
 				if t0.Before(start) {
 					continue
 				}

@@ -5,12 +5,14 @@
 //	go run ./bench                  # the full run, about 8 minutes on 2 cores
 //	go run ./bench -quick           # a short run, about a minute
 //	go run ./bench -png docs/performance.png -json /tmp/bench.json
+//	go run ./bench -sections throughput -transports http \
+//	    -targets hangar-go,hangar-wat,hangar-go-2026,hangar-wat-2026 -rounds 6
 //
 // It builds the hangar command, the Go-PDK echo plugin (bench/plugins/echo)
 // and the WAT echo plugin (internal/testplugins/wat/echo.wat, with
 // wat2wasm) into a temporary directory, installs the Node peer's npm
-// packages (bench/node) if they are missing, and then, with servers on
-// 127.0.0.1 only:
+// packages (bench/node) if they are missing and the run uses the Node
+// peer, and then, with servers on 127.0.0.1 only:
 //
 //   - drives tools/call with C = 1, 8 and 64 concurrent callers over
 //     Streamable HTTP (one MCP session per caller) and over stdio (one
@@ -19,6 +21,13 @@
 //     plugin, and (c) the Node peer (bench/node/server.mjs: MCP TypeScript
 //     SDK + Extism JS SDK) hosting the same .wasm files, and reports
 //     throughput and p50/p99 latency with the ratios b/a and b/c;
+//   - over HTTP, also drives the same hangar serve processes at MCP
+//     2026-07-28, stateless (targets hangar-go-2026 and hangar-wat-2026:
+//     tools/call POSTs carrying the revision's _meta and headers, no
+//     initialize, no session, keep-alive connections, every answer
+//     checked), in turn with the 2025-11-25 session cells, and reports
+//     the ratio 2026/2025 for each plugin and C; (a) and (c) do not speak
+//     2026-07-28 and have no such cells;
 //   - checks that calls to one plugin run in parallel, with a CPU-bound tool;
 //   - times cold start (process start to the first tools/list answer, 10
 //     plugins, and to the log's "ready" once every plugin is compiled)
@@ -44,6 +53,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -68,6 +78,8 @@ type options struct {
 	base     string          // a second hangar binary for the cold start cases
 	baseEcho string          // a second Go-PDK echo plugin for the instructions section
 	only     map[string]bool // targets to run; empty: all
+	// transports of the throughput section: http, stdio or both (nil).
+	transports []string
 
 	profileDir       string
 	profileTarget    string
@@ -90,8 +102,9 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 0, "measured time per cell (default 8s, -quick 1s)")
 	flag.StringVar(&levels, "c", "1,8,64", "concurrency levels")
 	flag.IntVar(&o.rounds, "rounds", 1, "throughput: measure each level in this many rounds in which the targets take turns, all servers running (for a busy machine; each round is -warmup plus -duration per target)")
-	var targets string
-	flag.StringVar(&targets, "targets", "", "throughput targets to run (default all): native,hangar-go,hangar-wat,hangar-go-sdk,hangar-wat-sdk (Hangar with --no-fast-path),node-go,node-wat")
+	var targets, transports string
+	flag.StringVar(&targets, "targets", "", "throughput targets to run (default all): native,hangar-go,hangar-wat,hangar-go-2026,hangar-wat-2026 (the servers of hangar-go and hangar-wat called at MCP 2026-07-28 without a session, HTTP only),hangar-go-sdk,hangar-wat-sdk (Hangar with --no-fast-path),node-go,node-wat")
+	flag.StringVar(&transports, "transports", "http,stdio", "throughput: the transports to run, http, stdio or both")
 	flag.StringVar(&sections, "sections", strings.Join(allSections, ","), "what to run: "+strings.Join(allSections, ","))
 	flag.IntVar(&o.runs, "runs", 0, "cold start runs per case (default 3, -quick 1)")
 	flag.DurationVar(&o.settle, "settle", -1, "after the 10-plugin load, wait this long and read Hangar's RSS again, to see idle instances closed (default 80s, -quick: skip)")
@@ -132,6 +145,15 @@ func main() {
 	var err error
 	if o.levels, err = parseLevels(levels); err != nil {
 		fatalf("-c: %v", err)
+	}
+	for _, tr := range strings.Split(transports, ",") {
+		if tr = strings.TrimSpace(tr); tr == "" {
+			continue
+		}
+		if tr != "http" && tr != "stdio" {
+			fatalf("-transports: unknown transport %q (want http, stdio or both)", tr)
+		}
+		o.transports = append(o.transports, tr)
 	}
 	o.only = map[string]bool{}
 	for _, t := range strings.Split(targets, ",") {
@@ -209,6 +231,20 @@ func write(res *results, o *options, stdout io.Writer) error {
 		logf("wrote %s", o.pngOut)
 	}
 	return nil
+}
+
+// transportList is the throughput section's transports, in order.
+func (o *options) transportList() []string {
+	if len(o.transports) == 0 {
+		return []string{"http", "stdio"}
+	}
+	var out []string
+	for _, tr := range []string{"http", "stdio"} {
+		if slices.Contains(o.transports, tr) {
+			out = append(out, tr)
+		}
+	}
+	return out
 }
 
 func pick[T any](quick bool, q, full T) T {

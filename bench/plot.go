@@ -20,6 +20,9 @@ var styles = map[string]style{
 	"native":     {color.RGBA{40, 40, 40, 255}, false},
 	"hangar-go":  {color.RGBA{31, 100, 200, 255}, false},
 	"hangar-wat": {color.RGBA{31, 100, 200, 255}, true},
+	// Hangar at 2026-07-28, stateless
+	"hangar-go-2026":  {color.RGBA{20, 150, 80, 255}, false},
+	"hangar-wat-2026": {color.RGBA{20, 150, 80, 255}, true},
 	// Hangar through the go-sdk only (--no-fast-path)
 	"hangar-go-sdk":  {color.RGBA{130, 170, 225, 255}, false},
 	"hangar-wat-sdk": {color.RGBA{130, 170, 225, 255}, true},

@@ -323,16 +323,15 @@ func (r *results) markdown() string {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "\n### Ratios of throughput\n\n")
-		fmt.Fprintf(&b, "(b') is Hangar with `--no-fast-path`, every request through the go-sdk. (a) is a go-sdk server whose tool is Go code: no ceiling for Hangar, whose fast path answers `tools/call` in front of the go-sdk.\n\n")
-		fmt.Fprintf(&b, "| transport | C | Hangar Go-PDK / (a) | Hangar WAT / (a) | Hangar Go-PDK / Node Go-PDK | Hangar WAT / Node WAT | (b') Go-PDK / Node | (b') WAT / Node | Go-PDK: (b) / (b') | WAT: (b) / (b') |\n")
-		fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("\n")
+		var rows []string
 		for _, tr := range []string{"http", "stdio"} {
 			for _, c := range r.Levels {
-				cols := []string{}
+				cols, any := []string{}, false
 				for _, p := range [][2]string{{"hangar-go", "native"}, {"hangar-wat", "native"}, {"hangar-go", "node-go"}, {"hangar-wat", "node-wat"},
 					{"hangar-go-sdk", "node-go"}, {"hangar-wat-sdk", "node-wat"}, {"hangar-go", "hangar-go-sdk"}, {"hangar-wat", "hangar-wat-sdk"}} {
 					if x, ok := ratio(r.cell(tr, p[0], c), r.cell(tr, p[1], c)); ok {
+						any = true
 						if p[1] == "native" {
 							cols = append(cols, fmt.Sprintf("%.0f%%", 100*x))
 						} else {
@@ -342,10 +341,20 @@ func (r *results) markdown() string {
 						cols = append(cols, "–")
 					}
 				}
-				fmt.Fprintf(&b, "| %s | %d | %s |\n", tr, c, strings.Join(cols, " | "))
+				if any {
+					rows = append(rows, fmt.Sprintf("| %s | %d | %s |\n", tr, c, strings.Join(cols, " | ")))
+				}
 			}
 		}
-		b.WriteString("\n")
+		if len(rows) > 0 {
+			fmt.Fprintf(&b, "### Ratios of throughput\n\n")
+			fmt.Fprintf(&b, "(b') is Hangar with `--no-fast-path`, every request through the go-sdk. (a) is a go-sdk server whose tool is Go code: no ceiling for Hangar, whose fast path answers `tools/call` in front of the go-sdk.\n\n")
+			fmt.Fprintf(&b, "| transport | C | Hangar Go-PDK / (a) | Hangar WAT / (a) | Hangar Go-PDK / Node Go-PDK | Hangar WAT / Node WAT | (b') Go-PDK / Node | (b') WAT / Node | Go-PDK: (b) / (b') | WAT: (b) / (b') |\n")
+			fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			b.WriteString(strings.Join(rows, ""))
+			b.WriteString("\n")
+		}
+		b.WriteString(r.modernTable())
 	}
 
 	if rows := r.peerRows(); len(rows) > 0 {
@@ -438,6 +447,37 @@ func (r *results) markdown() string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, met, c.Detail)
 		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// modernTable compares the stateless cells (MCP 2026-07-28, no session)
+// with the session cells (2025-11-25) of the same server and plugin, over
+// HTTP: "" when the run has none.
+func (r *results) modernTable() string {
+	var b strings.Builder
+	for _, p := range []struct{ old, new, plugin string }{
+		{tHangarGo.Key, tHangarGo2026.Key, "Go-PDK echo"},
+		{tHangarWAT.Key, tHangarWAT2026.Key, "WAT echo"},
+	} {
+		for _, c := range r.Levels {
+			o, n := r.cell("http", p.old, c), r.cell("http", p.new, c)
+			if o == nil || n == nil {
+				continue
+			}
+			if b.Len() == 0 {
+				fmt.Fprintf(&b, "### Streamable HTTP: 2026-07-28 stateless beside 2025-11-25 sessions (Hangar)\n\n")
+				fmt.Fprintf(&b, "The same `hangar serve` process and plugin, called in turn: at 2025-11-25 through go-sdk client sessions (one per caller, after `initialize`), at 2026-07-28 with `tools/call` POSTs that carry the revision's `_meta` and headers, no `initialize` and no session, over keep-alive connections. Every answer is checked (the echoed text; at 2026-07-28 also `resultType` \"complete\"): a wrong one counts as an error. (a) and the Node peer do not speak 2026-07-28 and have no such cells.\n\n")
+				fmt.Fprintf(&b, "| plugin | C | calls/s 2025 | calls/s 2026 | 2026 / 2025 | p50 ms 2025 | p50 ms 2026 | p99 ms 2025 | p99 ms 2026 | server CPU µs/call 2025 | server CPU µs/call 2026 | errors 2025 / 2026 |\n")
+				fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+			}
+			x, _ := ratio(n, o)
+			fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.2f× | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f | %d / %d |\n",
+				p.plugin, c, o.Throughput, n.Throughput, x, o.P50, n.P50, o.P99, n.P99, o.ServerCPU, n.ServerCPU, o.Errors, n.Errors)
+		}
+	}
+	if b.Len() > 0 {
 		b.WriteString("\n")
 	}
 	return b.String()

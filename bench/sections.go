@@ -120,37 +120,41 @@ func runAll(ctx context.Context, e *env) (*results, error) {
 	return res, nil
 }
 
-// runThroughput drives every target at every level, over HTTP and stdio.
-// With -rounds, the targets take turns (runInterleaved).
+// runThroughput drives every target at every level, over HTTP and stdio
+// (those of o.transports). A stateless target calls the server of its
+// 2025 target, right after it at each level. With -rounds, the targets
+// take turns (runInterleaved).
 func (e *env) runThroughput(ctx context.Context, res *results) error {
 	o := e.o
 	if o.rounds > 1 {
 		return e.runInterleaved(ctx, res)
 	}
-	for _, tr := range []string{"http", "stdio"} {
-		for _, t := range e.targets() {
-			name := t.Key + "-" + tr
-			sv, err := e.serveTarget(ctx, t, tr)
+	for _, tr := range o.transportList() {
+		for _, g := range e.serverGroups(tr) {
+			name := g.server.Key + "-" + tr
+			sv, err := e.serveTarget(ctx, g.server, tr)
 			if err != nil {
 				return err
 			}
-			mem := memUse{Transport: tr, Target: t.Key}
+			mem := memUse{Transport: tr, Target: g.server.Key}
 			err = func() error {
 				if mem.Idle, err = sv.idle(ctx); err != nil {
 					return err
 				}
 				for _, c := range o.levels {
-					ss, done, err := sv.sessions(c)
-					if err != nil {
-						return fmt.Errorf("%s: connecting %d sessions: %w", name, c, err)
-					}
-					r := drive(ctx, sv.pid, ss, c, echoSpec("echo"), o.warmup, o.duration)
-					done()
-					r.Transport, r.Target = tr, t.Key
-					res.Cells = append(res.Cells, r)
-					logCell(r)
-					if ctx.Err() != nil {
-						return ctx.Err()
+					for _, t := range g.targets {
+						callers, done, err := sv.callers(t, c, echoSpec("echo"))
+						if err != nil {
+							return fmt.Errorf("%s: connecting %d sessions: %w", name, c, err)
+						}
+						r := driveCalls(ctx, sv.pid, c, echoSpec("echo"), o.warmup, o.duration, callers)
+						done()
+						r.Transport, r.Target = tr, t.Key
+						res.Cells = append(res.Cells, r)
+						logCell(r)
+						if ctx.Err() != nil {
+							return ctx.Err()
+						}
 					}
 				}
 				_, mem.Peak = memStatus(sv.pid)
@@ -166,8 +170,33 @@ func (e *env) runThroughput(ctx context.Context, res *results) error {
 	return nil
 }
 
+// serverGroup is a server of the throughput section and the targets that
+// call it: its own, and a stateless target over HTTP.
+type serverGroup struct {
+	server  target
+	targets []target
+}
+
+// serverGroups groups the targets to run over tr by the server they call,
+// in the order of e.targets().
+func (e *env) serverGroups(tr string) []serverGroup {
+	var gs []serverGroup
+	for _, t := range e.targets() {
+		if t.stateless() && tr != "http" {
+			continue
+		}
+		i := slices.IndexFunc(gs, func(g serverGroup) bool { return g.server.Key == t.server().Key })
+		if i < 0 {
+			gs = append(gs, serverGroup{server: t.server()})
+			i = len(gs) - 1
+		}
+		gs[i].targets = append(gs[i].targets, t)
+	}
+	return gs
+}
+
 func logCell(r cell) {
-	logf("%-6s %-14s C=%-3d %8.0f calls/s  p50 %6.2f ms  p99 %7.2f ms  CPU/call server %5.0f µs client %5.0f µs  errors %d %s",
+	logf("%-6s %-15s C=%-3d %8.0f calls/s  p50 %6.2f ms  p99 %7.2f ms  CPU/call server %5.0f µs client %5.0f µs  errors %d %s",
 		r.Transport, r.Target, r.C, r.Throughput, r.P50, r.P99, r.ServerCPU, r.ClientCPU, r.Errors, r.FirstError)
 }
 
@@ -175,8 +204,25 @@ func logCell(r cell) {
 type served struct {
 	name     string
 	pid      int
+	url      string // over HTTP
 	stop     func()
 	sessions func(c int) ([]*mcp.ClientSession, func(), error)
+}
+
+// callers returns how c callers of target t call sv: through go-sdk
+// sessions, or for a stateless target with raw 2026-07-28 requests.
+func (sv *served) callers(t target, c int, spec callSpec) (func(i int) callFunc, func(), error) {
+	if t.stateless() {
+		if sv.url == "" {
+			return nil, nil, fmt.Errorf("%s: %s is served over HTTP only", sv.name, t.Key)
+		}
+		return modernCallers(sv.url, spec), func() {}, nil
+	}
+	ss, done, err := sv.sessions(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sessionCallers(ss, spec), done, nil
 }
 
 // serveTarget starts t's server over the transport tr.
@@ -187,7 +233,7 @@ func (e *env) serveTarget(ctx context.Context, t target, tr string) (*served, er
 		if err != nil {
 			return nil, err
 		}
-		sv.pid, sv.stop = p.pid(), p.stop
+		sv.pid, sv.url, sv.stop = p.pid(), p.url, p.stop
 		sv.sessions = func(c int) ([]*mcp.ClientSession, func(), error) {
 			ss, err := openSessions(ctx, p.url, c)
 			return ss, func() { closeSessions(ss) }, err
@@ -226,17 +272,18 @@ func (sv *served) idle(ctx context.Context) (int64, error) {
 // server runs at once, and each level is measured in o.rounds rounds of
 // short cells in which the targets take turns, in an order that rotates,
 // so that load coming and going on the machine falls on all of them
-// alike. A target's cell adds up its rounds: its throughput is its calls
-// over its measured time, its CPU per call over all its calls, and its p50
-// and p99 are the medians of its rounds'.
+// alike. A stateless target takes its turn like the others, against the
+// server of its 2025 target. A target's cell adds up its rounds: its
+// throughput is its calls over its measured time, its CPU per call over
+// all its calls, and its p50 and p99 are the medians of its rounds'.
 func (e *env) runInterleaved(ctx context.Context, res *results) error {
 	o := e.o
-	for _, tr := range []string{"http", "stdio"} {
+	for _, tr := range o.transportList() {
+		gs := e.serverGroups(tr)
 		var svs []*served
-		ts := e.targets()
 		err := func() error {
-			for _, t := range ts {
-				sv, err := e.serveTarget(ctx, t, tr)
+			for _, g := range gs {
+				sv, err := e.serveTarget(ctx, g.server, tr)
 				if err != nil {
 					return err
 				}
@@ -245,10 +292,17 @@ func (e *env) runInterleaved(ctx context.Context, res *results) error {
 				if err != nil {
 					return err
 				}
-				res.Servers = append(res.Servers, memUse{Transport: tr, Target: t.Key, Idle: idle})
+				res.Servers = append(res.Servers, memUse{Transport: tr, Target: g.server.Key, Idle: idle})
+			}
+			var ts []target
+			var tsv []*served
+			for i, g := range gs {
+				for _, t := range g.targets {
+					ts, tsv = append(ts, t), append(tsv, svs[i])
+				}
 			}
 			for _, c := range o.levels {
-				if err := e.interleave(ctx, res, tr, ts, svs, c); err != nil {
+				if err := e.interleave(ctx, res, tr, ts, tsv, c); err != nil {
 					return err
 				}
 			}
@@ -257,7 +311,7 @@ func (e *env) runInterleaved(ctx context.Context, res *results) error {
 		for i, sv := range svs {
 			_, peak := memStatus(sv.pid)
 			for j := range res.Servers {
-				if m := &res.Servers[j]; m.Transport == tr && m.Target == ts[i].Key {
+				if m := &res.Servers[j]; m.Transport == tr && m.Target == gs[i].server.Key {
 					m.Peak = peak
 				}
 			}
@@ -270,22 +324,24 @@ func (e *env) runInterleaved(ctx context.Context, res *results) error {
 	return nil
 }
 
-// interleave measures one level of runInterleaved.
+// interleave measures one level of runInterleaved: target ts[i] calls the
+// server svs[i].
 func (e *env) interleave(ctx context.Context, res *results, tr string, ts []target, svs []*served, c int) error {
-	sessions := make([][]*mcp.ClientSession, len(svs))
+	spec := echoSpec("echo")
+	callers := make([]func(int) callFunc, len(ts))
 	for i, sv := range svs {
-		ss, done, err := sv.sessions(c)
+		cs, done, err := sv.callers(ts[i], c, spec)
 		if err != nil {
 			return fmt.Errorf("%s: connecting %d sessions: %w", sv.name, c, err)
 		}
 		defer done()
-		sessions[i] = ss
+		callers[i] = cs
 	}
-	rounds := make([][]cell, len(svs))
+	rounds := make([][]cell, len(ts))
 	for r := range e.o.rounds {
-		for k := range svs {
-			i := (k + r) % len(svs)
-			rounds[i] = append(rounds[i], drive(ctx, svs[i].pid, sessions[i], c, echoSpec("echo"), e.o.warmup, e.o.duration))
+		for k := range ts {
+			i := (k + r) % len(ts)
+			rounds[i] = append(rounds[i], driveCalls(ctx, svs[i].pid, c, spec, e.o.warmup, e.o.duration, callers[i]))
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

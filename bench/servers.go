@@ -20,7 +20,7 @@ import (
 
 // A target is one server under test.
 type target struct {
-	Key   string `json:"key"`   // native, hangar-go, hangar-wat, hangar-go-sdk, hangar-wat-sdk, node-go, node-wat
+	Key   string `json:"key"`   // native, hangar-go, hangar-wat, hangar-go-2026, hangar-wat-2026, hangar-go-sdk, hangar-wat-sdk, node-go, node-wat
 	Label string `json:"label"` // for tables and the plot
 	Class string `json:"class"` // a, b or c, as in the issue
 }
@@ -35,12 +35,18 @@ var (
 	tHangarWATSDK = target{"hangar-wat-sdk", "(b') Hangar, go-sdk only, WAT plugin", "b"}
 	tNodeGo       = target{"node-go", "(c) Node peer, Go-PDK plugin", "c"}
 	tNodeWAT      = target{"node-wat", "(c) Node peer, WAT plugin", "c"}
+	// Hangar at MCP 2026-07-28, stateless: the server of hangar-go or
+	// hangar-wat, called without a session (HTTP only). Neither (a), whose
+	// go-sdk handler keeps sessions, nor the Node peer, whose TypeScript
+	// SDK stops at 2025-11-25, speaks 2026-07-28.
+	tHangarGo2026  = target{"hangar-go-2026", "(b) Hangar, Go-PDK plugin, 2026-07-28 stateless", "b"}
+	tHangarWAT2026 = target{"hangar-wat-2026", "(b) Hangar, WAT plugin, 2026-07-28 stateless", "b"}
 )
 
-var allTargets = []target{tNative, tHangarGo, tHangarWAT, tHangarGoSDK, tHangarWATSDK, tNodeGo, tNodeWAT}
+var allTargets = []target{tNative, tHangarGo, tHangarWAT, tHangarGo2026, tHangarWAT2026, tHangarGoSDK, tHangarWATSDK, tNodeGo, tNodeWAT}
 
 func (e *env) targets() []target {
-	ts := []target{tNative, tHangarGo, tHangarWAT, tHangarGoSDK, tHangarWATSDK}
+	ts := []target{tNative, tHangarGo, tHangarWAT, tHangarGo2026, tHangarWAT2026, tHangarGoSDK, tHangarWATSDK}
 	if e.node != "" {
 		ts = append(ts, tNodeGo, tNodeWAT)
 	}
@@ -270,8 +276,10 @@ var httpClient = &http.Client{Transport: &http.Transport{
 	IdleConnTimeout:     time.Minute,
 }}
 
-// protocolVersion is what the bench clients ask for: the newest version
-// every server here speaks (Hangar stops at 2025-11-25, see RATIONALE.md).
+// protocolVersion is what the go-sdk sessions of the bench ask for: the
+// newest version with sessions, which every server here speaks. The
+// stateless targets speak modernVersion without the go-sdk client
+// (modernCallers).
 const protocolVersion = "2025-11-25"
 
 func newClient() *mcp.Client {

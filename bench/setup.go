@@ -81,12 +81,16 @@ func setup(ctx context.Context, o *options) (*env, error) {
 	if err := runCmd(ctx, e.root, nil, "wat2wasm", filepath.Join("internal", "testplugins", "wat", "echo.wat"), "-o", e.watEcho); err != nil {
 		return nil, fmt.Errorf("%w (wat2wasm is in Debian's wabt package)", err)
 	}
-	if !o.noNode {
+	if !o.noNode && o.needNode() {
 		if err := e.setupNode(ctx); err != nil {
 			return nil, err
 		}
 	}
-	logf("built hangar, plugins and the Node peer in %s", time.Since(start).Round(time.Millisecond))
+	if e.node != "" {
+		logf("built hangar, plugins and the Node peer in %s", time.Since(start).Round(time.Millisecond))
+	} else {
+		logf("built hangar and plugins in %s", time.Since(start).Round(time.Millisecond))
+	}
 	e.machine = describeMachine(ctx, e)
 	ok = true
 	return e, nil
@@ -100,7 +104,18 @@ func (o *options) needGoPlugin() bool {
 	if o.sections["scaling"] || o.sections["coldstart"] || o.sections["rss"] || o.sections["instances"] || o.sections["guard"] || o.sections["instructions"] {
 		return true
 	}
-	return len(o.only) == 0 || o.only["hangar-go"] || o.only["hangar-go-sdk"] || o.only["node-go"]
+	return len(o.only) == 0 || o.only["hangar-go"] || o.only["hangar-go-2026"] || o.only["hangar-go-sdk"] || o.only["node-go"]
+}
+
+// needNode reports whether anything to run uses the Node peer.
+func (o *options) needNode() bool {
+	if o.profileDir != "" {
+		return false
+	}
+	if o.sections["scaling"] || o.sections["coldstart"] || o.sections["rss"] {
+		return true
+	}
+	return o.sections["throughput"] && (len(o.only) == 0 || o.only["node-go"] || o.only["node-wat"])
 }
 
 func (e *env) goBuild(ctx context.Context, extraEnv []string, args ...string) error {
