@@ -39,9 +39,9 @@ type Loading struct {
 
 	mu     sync.Mutex
 	plugin *plugin.Plugin
-	live   *plugin.Lists                   // read from the plugin when it loaded
-	differ plugin.ListSet                  // kinds of list where live and offered differ
-	tools  map[string]*jsonschema.Resolved // input schemas of the live tools
+	live   *plugin.Lists         // read from the plugin when it loaded
+	differ plugin.ListSet        // kinds of list where live and offered differ
+	tools  map[string]liveSchema // input schemas of the live tools
 	err    error
 	mounts []*mount // serving it, one per installed plugin set
 }
@@ -93,10 +93,10 @@ func (l *Loading) Loaded(p *plugin.Plugin, live *plugin.Lists) {
 	}
 	l.plugin, l.live = p, live
 	l.differ = catalogcache.Differ(l.offered, live)
-	l.tools = map[string]*jsonschema.Resolved{}
+	l.tools = map[string]liveSchema{}
 	for _, t := range live.Tools {
 		if s, err := compileSchema(t.InputSchema); err == nil {
-			l.tools[t.Name] = s
+			l.tools[t.Name] = liveSchema{s, simplify(t.InputSchema)}
 		}
 	}
 	for _, m := range l.mounts {
@@ -186,9 +186,16 @@ func (l *Loading) state() string {
 	return ""
 }
 
+// liveSchema is the input schema a loaded plugin gives a tool: resolved,
+// and in its simple form if it has one (args.go).
+type liveSchema struct {
+	schema *jsonschema.Resolved
+	simple *simpleSchema
+}
+
 // liveSchema returns the input schema the loaded plugin gives the tool
 // name, for a call checked against the expected one while it loaded.
-func (l *Loading) liveSchema(name string) (*jsonschema.Resolved, bool) {
+func (l *Loading) liveSchema(name string) (liveSchema, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s, ok := l.tools[name]
@@ -257,19 +264,21 @@ func (m *mount) loaded(p *plugin.Plugin, live *plugin.Lists) {
 
 // checkLoaded, for a tool call checked against a tool's expected input
 // schema while its plugin loaded, waits for the plugin and returns the
-// schema the plugin gives the tool, or what went wrong for the client.
-func (m *mount) checkLoaded(ctx context.Context, t *toolEntry) (*jsonschema.Resolved, string) {
+// schema the plugin gives the tool, with its simple form (nil if it has
+// none), or what went wrong for the client. A tool whose expected schema
+// the plugin confirmed keeps the one-pass check of its simple form.
+func (m *mount) checkLoaded(ctx context.Context, t *toolEntry) (*jsonschema.Resolved, *simpleSchema, string) {
 	if _, err := m.Loading.wait(ctx); errors.Is(err, plugin.ErrClosed) {
-		return t.schema, "" // replaced by a reload: the call goes to the current plugin
+		return t.schema, t.simple, "" // replaced by a reload: the call goes to the current plugin
 	} else if err != nil {
-		return nil, err.Error()
+		return nil, nil, err.Error()
 	}
 	if !m.Loading.Differ().Has(plugin.ToolList) {
-		return t.schema, ""
+		return t.schema, t.simple, ""
 	}
 	s, ok := m.Loading.liveSchema(t.tool.Name)
 	if !ok {
-		return nil, fmt.Sprintf("plugin %s no longer offers tool %q", m.name, t.tool.Name)
+		return nil, nil, fmt.Sprintf("plugin %s no longer offers tool %q", m.name, t.tool.Name)
 	}
-	return s, ""
+	return s.schema, s.simple, ""
 }
