@@ -250,9 +250,9 @@ func Single(wasmPath string) Plugin {
 		p = abs
 	}
 	return Plugin{
-		Name:   nameFromFile(wasmPath),
-		Source: wasmPath,
-		Kind:   SourceFile,
+		Name:    nameFromFile(wasmPath),
+		Source:  wasmPath,
+		Kind:    SourceFile,
 		Path:    p,
 		Limits:  DefaultLimits(),
 		Compile: CompileLazy,
