@@ -23,6 +23,10 @@ import (
 // replace those that differ, and listeners are told (Listener.ListChanged);
 // a tool call that waited is checked again against the tool's live input
 // schema. When loading fails, calls fail with the reason.
+//
+// A plugin loaded on demand (SetOnDemand) is loaded only once a call wants
+// it: its loader waits for Wanted, which the first call that waits for the
+// plugin closes. Until then it is ready: listed, and callable.
 
 // ErrNotLoaded reports a call to a plugin that is still loading after the
 // call's wait, or that failed to load.
@@ -37,6 +41,10 @@ type Loading struct {
 
 	done chan struct{} // closed by Loaded or Failed
 
+	onDemand bool          // loaded once a call wants it; set before it is mounted
+	wanted   chan struct{} // closed when a call first waits for the plugin
+	wantOnce sync.Once
+
 	mu     sync.Mutex
 	plugin *plugin.Plugin
 	live   *plugin.Lists         // read from the plugin when it loaded
@@ -50,8 +58,20 @@ type Loading struct {
 // lists (all kinds; see catalog.Store). Calls wait for it for at most
 // callTimeout.
 func NewLoading(name string, lists *plugin.Lists, callTimeout time.Duration) *Loading {
-	return &Loading{name: name, timeout: callTimeout, offered: lists, done: make(chan struct{})}
+	return &Loading{name: name, timeout: callTimeout, offered: lists, done: make(chan struct{}), wanted: make(chan struct{})}
 }
+
+// SetOnDemand marks the plugin as loaded on demand: its loader waits for
+// Wanted before it loads it, and until it fails it counts as ready (see
+// Readiness). Call it before the Loading is mounted.
+func (l *Loading) SetOnDemand() { l.onDemand = true }
+
+// OnDemand reports whether the plugin is loaded on demand.
+func (l *Loading) OnDemand() bool { return l.onDemand }
+
+// Wanted is closed once a call waits for the plugin: the first call of a
+// plugin loaded on demand.
+func (l *Loading) Wanted() <-chan struct{} { return l.wanted }
 
 // Name returns the plugin's name.
 func (l *Loading) Name() string { return l.name }
@@ -152,6 +172,7 @@ func (l *Loading) wait(ctx context.Context) (*plugin.Plugin, error) {
 	select {
 	case <-l.done:
 	default:
+		l.wantOnce.Do(func() { close(l.wanted) })
 		t := time.NewTimer(l.timeout)
 		defer t.Stop()
 		select {
@@ -173,14 +194,15 @@ func (l *Loading) wait(ctx context.Context) (*plugin.Plugin, error) {
 	return l.plugin, nil
 }
 
-// state describes the plugin for Readiness: "" once loaded.
+// state describes the plugin for Readiness: "" once loaded, or, loaded
+// on demand, until it fails.
 func (l *Loading) state() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.err != nil:
 		return "failed to load: " + l.err.Error()
-	case l.plugin == nil:
+	case l.plugin == nil && !l.onDemand:
 		return "loading"
 	}
 	return ""
@@ -202,7 +224,8 @@ func (l *Loading) liveSchema(name string) (liveSchema, bool) {
 	return s, ok
 }
 
-// Readiness reports whether every plugin is loaded. If not, notReady names
+// Readiness reports whether every plugin is ready: loaded, or listed and
+// loaded on demand (its first call waits for it). If not, notReady names
 // each plugin that is not, with what it is doing ("loading") or why it
 // failed ("failed to load: ...").
 func (c *Core) Readiness() (ready bool, notReady map[string]string) {

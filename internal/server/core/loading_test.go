@@ -3,6 +3,8 @@ package core_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,4 +99,60 @@ func TestScanAfterLoading(t *testing.T) {
 			t.Errorf("%d of 2 valid calls went to the full validator, want none: the one-pass scan of the live schema was not used", n)
 		}
 	})
+}
+
+// TestLoadingOnDemand: a plugin loaded on demand is ready while it is
+// listed and not loaded; lists do not ask for it, its first call does,
+// and waits for it; if it fails to load, it is not ready.
+func TestLoadingOnDemand(t *testing.T) {
+	ctx := context.Background()
+	p := load(t, "legacy", "./internal/testplugins/legacy", config.Limits{})
+	live, err := p.ReadLists(ctx, plugin.AllLists)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expected := &plugin.Lists{Read: plugin.AllLists, Tools: live.Tools}
+
+	l := core.NewLoading("legacy", expected, time.Minute)
+	l.SetOnDemand()
+	c := newCore(t, []core.Mount{{Loading: l}})
+	if ready, notReady := c.Readiness(); !ready {
+		t.Errorf("Readiness of a plugin loaded on demand, listed = %v, %v", ready, notReady)
+	}
+	if !c.HasTool("reverse") {
+		t.Error("reverse is not offered while the plugin is not loaded")
+	}
+	select {
+	case <-l.Wanted():
+		t.Fatal("wanted before any call")
+	default:
+	}
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := c.CallTool(ctx, core.Request{}, "reverse", args(map[string]any{"text": "abc"}))
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	select {
+	case <-l.Wanted():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first call did not ask for the plugin")
+	}
+	if ready, _ := c.Readiness(); !ready {
+		t.Error("not ready while its first call waits for it")
+	}
+	l.Loaded(p, live)
+	if res := <-done; res == nil || res.IsError || text(t, res) != "cba" {
+		t.Errorf("the first call = %v", res)
+	}
+
+	failing := core.NewLoading("legacy", expected, time.Minute)
+	failing.SetOnDemand()
+	c = newCore(t, []core.Mount{{Loading: failing}})
+	failing.Failed(errors.New("no machine code"))
+	if ready, notReady := c.Readiness(); ready || !strings.Contains(notReady["legacy"], "failed to load: no machine code") {
+		t.Errorf("Readiness after failing = %v, %v", ready, notReady)
+	}
 }
