@@ -33,6 +33,9 @@ type callSpec struct {
 	tool   func(worker int) string
 	args   json.RawMessage
 	expect string // the text result expected; "" accepts any successful result
+	// window, if set, is called when the measured window begins (true) and
+	// ends (false): a profiled server is told to profile that window only.
+	window func(begin bool)
 }
 
 func echoSpec(tool string) callSpec {
@@ -76,9 +79,15 @@ func drive(ctx context.Context, pid int, sessions []*mcp.ClientSession, c int, s
 	go func() {
 		defer close(cpuDone)
 		time.Sleep(time.Until(start))
+		if spec.window != nil {
+			spec.window(true)
+		}
 		s0, c0 := procCPU(pid), selfCPUTime()
 		time.Sleep(time.Until(end))
 		srvCPU, selfCPU = procCPU(pid)-s0, selfCPUTime()-c0
+		if spec.window != nil {
+			spec.window(false)
+		}
 	}()
 
 	type result struct {

@@ -1,4 +1,4 @@
-// Command bench measures Hangar against the native ceiling and a Node peer.
+// Command bench measures Hangar against a Node peer and a go-sdk server.
 //
 // Run it from the repository root:
 //
@@ -14,8 +14,8 @@
 //
 //   - drives tools/call with C = 1, 8 and 64 concurrent callers over
 //     Streamable HTTP (one MCP session per caller) and over stdio (one
-//     session, C requests in flight) against (a) a native Go echo tool in a
-//     go-sdk server, (b) hangar serve with the Go-PDK and the WAT echo
+//     session, C requests in flight) against (a) a go-sdk server whose
+//     echo tool is Go code, (b) hangar serve with the Go-PDK and the WAT echo
 //     plugin, and (c) the Node peer (bench/node/server.mjs: MCP TypeScript
 //     SDK + Extism JS SDK) hosting the same .wasm files, and reports
 //     throughput and p50/p99 latency with the ratios b/a and b/c;
@@ -27,12 +27,13 @@
 //   - reads the resident set size of servers with 10 plugins, idle and
 //     under load.
 //
-// With -profile DIR it instead runs Hangar inside this binary with CPU and
-// allocation profiling while it drives load, and writes the profiles to DIR.
+// With -profile DIR it instead runs Hangar inside this binary, drives load,
+// profiles the measured window (CPU and allocations) and writes the
+// profiles to DIR.
 //
-// The servers run as separate processes; the native server is this same
-// binary in a hidden mode (-serve native), and so is the profiled Hangar
-// (-serve hangar).
+// The servers run as separate processes; server (a) is this same binary in
+// a hidden mode (-serve native), and so is the profiled Hangar (-serve
+// hangar).
 package main
 
 import (
@@ -65,6 +66,7 @@ type options struct {
 	noNode   bool // skip the Node peer (tests without npm)
 	hangar   string
 	base     string          // a second hangar binary for the cold start cases
+	baseEcho string          // a second Go-PDK echo plugin for the instructions section
 	only     map[string]bool // targets to run; empty: all
 
 	profileDir       string
@@ -73,11 +75,11 @@ type options struct {
 	profileC         int
 }
 
-var allSections = []string{"throughput", "scaling", "coldstart", "rss", "instances", "guard"}
+var allSections = []string{"throughput", "scaling", "coldstart", "rss", "instances", "guard", "instructions"}
 
 func main() {
-	// Hidden modes: this binary is also the native ceiling server and the
-	// profiled Hangar.
+	// Hidden modes: this binary is also server (a), the profiled Hangar and
+	// the instructions section's processes.
 	if len(os.Args) > 2 && os.Args[1] == "-serve" {
 		os.Exit(serveMode(os.Args[2], os.Args[3:]))
 	}
@@ -99,8 +101,9 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (builds, configs, server logs)")
 	flag.StringVar(&o.hangar, "hangar", "", "use this hangar binary instead of building ./cmd/hangar (to compare builds)")
 	flag.StringVar(&o.base, "base", "", "also time the cold start cases with this hangar binary, in the same run (before and after a change)")
+	flag.StringVar(&o.baseEcho, "base-echo", "", "instructions section: also count this build of bench/plugins/echo (from another tree: before and after a change to the PDK)")
 	flag.StringVar(&o.profileDir, "profile", "", "profile Hangar under load instead of benchmarking; write cpu.pprof and allocs.pprof here")
-	flag.StringVar(&o.profileTarget, "profile-plugin", "go", "what to profile: go or wat (Hangar with that plugin) or native (the ceiling)")
+	flag.StringVar(&o.profileTarget, "profile-plugin", "go", "what to profile: go or wat (Hangar with that plugin) or native (server (a), the go-sdk with the tool in Go)")
 	flag.StringVar(&o.profileTransport, "profile-transport", "http", "transport to profile: http or stdio")
 	flag.IntVar(&o.profileC, "profile-c", 64, "concurrency while profiling")
 	var report string

@@ -6,15 +6,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// runProfile runs Hangar (the code of cmd/hangar, inside this binary) with
-// CPU and allocation profiling, drives it like a throughput cell, and
-// writes cpu.pprof, allocs.pprof and text summaries to the profile
-// directory, among them cpu-split.txt, the CPU time of a call divided
-// among the parts it goes through (splitProfile).
+// runProfile runs Hangar (the code of cmd/hangar, inside this binary),
+// drives it like a throughput cell, profiles its measured window (CPU and
+// allocations; the warm-up and the start are left out), and writes
+// cpu.pprof, allocs.pprof and text summaries to the profile directory,
+// among them cpu-split.txt, the CPU time of a call divided among the parts
+// it goes through (splitProfile).
 func runProfile(ctx context.Context, e *env) error {
 	o := e.o
 	dir, err := filepath.Abs(o.profileDir)
@@ -56,37 +58,57 @@ func runProfile(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
+		if plugin != "" {
+			// Serving, not loading: every plugin loaded first.
+			if err := p.waitReady(ctx); err != nil {
+				p.stop()
+				return err
+			}
+		}
 		ss, err := openSessions(ctx, p.url, c)
 		if err != nil {
 			p.stop()
 			return err
 		}
-		r = drive(ctx, p.pid(), ss, c, echoSpec("echo"), o.warmup, o.duration)
+		spec := echoSpec("echo")
+		spec.window = signalWindow(p.pid())
+		r = drive(ctx, p.pid(), ss, c, spec, o.warmup, o.duration)
 		closeSessions(ss)
 		p.stop()
 	case "stdio":
 		if plugin != "" {
-			argv = append(argv, "--log-level", "warn", plugin)
+			argv = append(argv, "--log-level", "info", plugin)
 		}
 		s, err := e.startStdio(ctx, "profile", argv)
 		if err != nil {
 			return err
 		}
-		r = drive(ctx, s.pid(), []*mcp.ClientSession{s.session}, c, echoSpec("echo"), o.warmup, o.duration)
+		if plugin != "" {
+			if err := waitLogReady(ctx, s.log, 3*time.Minute); err != nil {
+				s.stop()
+				return err
+			}
+		}
+		spec := echoSpec("echo")
+		spec.window = signalWindow(s.pid())
+		r = drive(ctx, s.pid(), []*mcp.ClientSession{s.session}, c, spec, o.warmup, o.duration)
 		s.stop()
 	default:
 		return fmt.Errorf("-profile-transport: want http or stdio, not %q", o.profileTransport)
 	}
 	logf("profiled %s plugin over %s at C=%d: %.0f calls/s, p50 %.2f ms, p99 %.2f ms, errors %d %s",
 		o.profileTarget, o.profileTransport, c, r.Throughput, r.P50, r.P99, r.Errors, r.FirstError)
+	if r.Calls == 0 {
+		return fmt.Errorf("no call completed in the measured window: a longer -duration, or -warmup, may help")
+	}
 	for _, s := range []struct {
 		file, out string
 		args      []string
 	}{
 		{cpu, "cpu-top.txt", []string{"-top", "-nodecount=60"}},
 		{cpu, "cpu-cum.txt", []string{"-top", "-cum", "-nodecount=80"}},
-		{mem, "allocs-space.txt", []string{"-top", "-sample_index=alloc_space", "-nodecount=50"}},
-		{mem, "allocs-objects.txt", []string{"-top", "-sample_index=alloc_objects", "-nodecount=50"}},
+		{mem, "allocs-space.txt", []string{"-top", "-sample_index=alloc_space", "-nodecount=50", "-base", mem + ".base"}},
+		{mem, "allocs-objects.txt", []string{"-top", "-sample_index=alloc_objects", "-nodecount=50", "-base", mem + ".base"}},
 	} {
 		cmd := exec.CommandContext(ctx, e.gobin, append(append([]string{"tool", "pprof"}, s.args...), s.file)...)
 		out, err := cmd.CombinedOutput()

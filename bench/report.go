@@ -60,6 +60,68 @@ func label(key string) string {
 	return key
 }
 
+// peers are the pairs of throughput targets that serve the same plugin,
+// Hangar's first and the Node peer's: the report compares them. Cells of
+// another plugin or another protocol version are a line here (and their
+// targets in allTargets).
+var peers = []struct{ hangar, node, plugin string }{
+	{"hangar-go", "node-go", "Go-PDK echo"},
+	{"hangar-wat", "node-wat", "WAT echo"},
+}
+
+// peerRow is one measure of Hangar against the Node peer: what the
+// server itself spends, per call or in memory.
+type peerRow struct {
+	Measure      string
+	Hangar, Node float64
+	Unit         string  // "µs", "MiB", "ms"
+	Target       float64 // the most Hangar / Node may be; 0: none
+	Kind         string  // the target it counts for: "cpu http", "cpu stdio", "rss", "start"
+}
+
+func (p peerRow) ratio() float64 { return p.Hangar / p.Node }
+
+// peerRows are the measures of issue 17, at the top concurrency: server CPU
+// per call (the server process's own CPU time over the measured window,
+// divided by the calls) and resident memory, Hangar against the Node peer.
+func (r *results) peerRows() []peerRow {
+	var rows []peerRow
+	if len(r.Levels) == 0 {
+		return nil
+	}
+	top := slices.Max(r.Levels)
+	for _, tr := range []string{"http", "stdio"} {
+		for _, p := range peers {
+			h, n := r.cell(tr, p.hangar, top), r.cell(tr, p.node, top)
+			if h == nil || n == nil || h.ServerCPU == 0 || n.ServerCPU == 0 {
+				continue
+			}
+			target := map[string]float64{"http": 0.5, "stdio": 1}[tr]
+			rows = append(rows, peerRow{fmt.Sprintf("server CPU per call, %s, %s, C=%d", tr, p.plugin, top), h.ServerCPU, n.ServerCPU, "µs", target, "cpu " + tr})
+		}
+	}
+	var hm, nm *memLoad
+	for i := range r.Memory {
+		switch r.Memory[i].Target {
+		case "hangar-go":
+			hm = &r.Memory[i]
+		case "node-go":
+			nm = &r.Memory[i]
+		}
+	}
+	if hm != nil && nm != nil && nm.Idle > 0 && nm.LoadPeak > 0 {
+		rows = append(rows,
+			peerRow{fmt.Sprintf("RSS, %d plugins idle (every plugin loaded)", hm.Plugins), mibf(hm.Idle), mibf(nm.Idle), "MiB", 1, "rss"},
+			peerRow{fmt.Sprintf("RSS, %d plugins, peak under load (C=%d)", hm.Plugins, hm.Load.C), mibf(hm.LoadPeak), mibf(nm.LoadPeak), "MiB", 1, "rss"})
+	}
+	if h, n := r.coldCase("Hangar, 10 Go-PDK plugins, warm"), r.coldCase("Node peer, 10 Go-PDK plugins"); h != nil && n != nil && n.Median > 0 {
+		rows = append(rows, peerRow{"first tools/list, 10 plugins, warm caches", h.Median, n.Median, "ms", 0.2, "start"})
+	}
+	return rows
+}
+
+func mibf(b int64) float64 { return float64(b) / (1 << 20) }
+
 // check is one target of the issue, evaluated on the numbers.
 type check struct {
 	Name   string
@@ -70,8 +132,34 @@ type check struct {
 func (r *results) checks() []check {
 	var out []check
 	top := slices.Max(r.Levels)
-	pairs := [][2]string{{"hangar-go", "node-go"}, {"hangar-wat", "node-wat"}}
+	var pairs [][2]string
+	for _, p := range peers {
+		pairs = append(pairs, [2]string{p.hangar, p.node})
+	}
 
+	// Issue 17: what the server spends, Hangar / Node peer.
+	for _, kind := range []struct{ kind, name string }{
+		{"cpu http", "Server CPU per call, Hangar / Node peer, HTTP ≤ 0.5"},
+		{"cpu stdio", "Server CPU per call, Hangar / Node peer, stdio ≤ 1.0"},
+		{"rss", "RSS with 10 plugins, Hangar / Node peer, idle and peak under load ≤ 1.0"},
+		{"start", "First tools/list with 10 plugins, warm caches, Hangar / Node peer ≤ 0.2"},
+	} {
+		var parts []string
+		pass, any := true, false
+		for _, row := range r.peerRows() {
+			if row.Kind != kind.kind {
+				continue
+			}
+			any = true
+			if row.ratio() > row.Target {
+				pass = false
+			}
+			parts = append(parts, fmt.Sprintf("%s: %.2f", row.Measure, row.ratio()))
+		}
+		if any {
+			out = append(out, check{kind.name, pass, strings.Join(parts, "; ")})
+		}
+	}
 	// b >= 3x c at C=8 and C=64.
 	{
 		var parts []string
@@ -136,7 +224,7 @@ func (r *results) checks() []check {
 			}
 		}
 		if any {
-			out = append(out, check{fmt.Sprintf("Hangar ≥ 60%% of the native ceiling at C=%d", top), pass, strings.Join(parts, "; ")})
+			out = append(out, check{fmt.Sprintf("Hangar ≥ 60%% of (a), a go-sdk server with the tool in Go, at C=%d", top), pass, strings.Join(parts, "; ")})
 		}
 	}
 	// One plugin scales with concurrency up to the cores.
@@ -236,8 +324,8 @@ func (r *results) markdown() string {
 			}
 		}
 		fmt.Fprintf(&b, "\n### Ratios of throughput\n\n")
-		fmt.Fprintf(&b, "(b') is Hangar with `--no-fast-path`, every request through the go-sdk.\n\n")
-		fmt.Fprintf(&b, "| transport | C | Hangar Go-PDK / native | Hangar WAT / native | Hangar Go-PDK / Node Go-PDK | Hangar WAT / Node WAT | (b') Go-PDK / Node | (b') WAT / Node | Go-PDK: (b) / (b') | WAT: (b) / (b') |\n")
+		fmt.Fprintf(&b, "(b') is Hangar with `--no-fast-path`, every request through the go-sdk. (a) is a go-sdk server whose tool is Go code: no ceiling for Hangar, whose fast path answers `tools/call` in front of the go-sdk.\n\n")
+		fmt.Fprintf(&b, "| transport | C | Hangar Go-PDK / (a) | Hangar WAT / (a) | Hangar Go-PDK / Node Go-PDK | Hangar WAT / Node WAT | (b') Go-PDK / Node | (b') WAT / Node | Go-PDK: (b) / (b') | WAT: (b) / (b') |\n")
 		fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, tr := range []string{"http", "stdio"} {
 			for _, c := range r.Levels {
@@ -256,6 +344,20 @@ func (r *results) markdown() string {
 				}
 				fmt.Fprintf(&b, "| %s | %d | %s |\n", tr, c, strings.Join(cols, " | "))
 			}
+		}
+		b.WriteString("\n")
+	}
+
+	if rows := r.peerRows(); len(rows) > 0 {
+		fmt.Fprintf(&b, "### What the server spends, Hangar / Node peer\n\n")
+		fmt.Fprintf(&b, "Server CPU per call is the server process's own CPU time (user and system, /proc/PID/stat) over the measured window, divided by the calls completed in it; RSS with 10 plugins is read once every plugin is loaded, and sampled under load (see the memory table).\n\n")
+		fmt.Fprintf(&b, "| measure | Hangar | Node peer | Hangar / Node peer | target |\n|---|---:|---:|---:|---:|\n")
+		for _, row := range rows {
+			target := "–"
+			if row.Target > 0 {
+				target = fmt.Sprintf("≤ %.1f", row.Target)
+			}
+			fmt.Fprintf(&b, "| %s | %.0f %s | %.0f %s | %.2f | %s |\n", row.Measure, row.Hangar, row.Unit, row.Node, row.Unit, row.ratio(), target)
 		}
 		b.WriteString("\n")
 	}
@@ -291,7 +393,7 @@ func (r *results) markdown() string {
 		fmt.Fprintf(&b, "### Memory (RSS)\n\n")
 	}
 	if len(r.Memory) > 0 {
-		fmt.Fprintf(&b, "| server, 10 plugins, HTTP | idle | under load: peak sampled | VmHWM | load | after load |\n|---|---:|---:|---:|---|---:|\n")
+		fmt.Fprintf(&b, "| server, 10 plugins, HTTP | idle (every plugin loaded) | under load: peak sampled | VmHWM | load | after load |\n|---|---:|---:|---:|---|---:|\n")
 		for _, x := range r.Memory {
 			after := "–"
 			if x.AfterWait != "" {
@@ -321,6 +423,10 @@ func (r *results) markdown() string {
 
 	if len(r.Guard) > 0 {
 		b.WriteString(guardTable(r.Guard))
+	}
+
+	if len(r.Instructions) > 0 {
+		b.WriteString(instructionsTable(r.Instructions))
 	}
 
 	if cs := r.checks(); len(cs) > 0 {

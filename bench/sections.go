@@ -33,7 +33,9 @@ type results struct {
 	Memory    []memLoad   `json:"memory_10_plugins,omitempty"`
 	Guard     []guardCost `json:"termination_check,omitempty"`
 	Instances []instCell  `json:"instances,omitempty"`
-	Elapsed   string      `json:"elapsed"`
+	// Instructions are callgrind's counts (the instructions section).
+	Instructions []instrCost `json:"instructions,omitempty"`
+	Elapsed      string      `json:"elapsed"`
 }
 
 // memUse is the memory of a one-plugin server in the throughput runs.
@@ -103,6 +105,7 @@ func runAll(ctx context.Context, e *env) (*results, error) {
 		{"rss", e.runMemory},
 		{"instances", e.runInstances},
 		{"guard", e.runGuard},
+		{"instructions", e.runInstructions},
 	}
 	for _, s := range steps {
 		if !o.sections[s.name] {
@@ -610,6 +613,14 @@ func (e *env) runMemory(ctx context.Context, res *results) error {
 				return err
 			}
 			cs.Close()
+			// Idle means every plugin loaded (Hangar compiles in the
+			// background after the first lists; the Node peer loads them
+			// all before it listens), and a second to settle.
+			if t.Class == "b" {
+				if err := p.waitReady(ctx); err != nil {
+					return err
+				}
+			}
 			time.Sleep(time.Second)
 			m.Idle, _ = memStatus(p.pid())
 			ss, err := openSessions(ctx, p.url, c)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -32,6 +34,12 @@ func serveMode(mode string, args []string) int {
 		return 0
 	case "hangar":
 		return serveProfiled(args)
+	case "calls":
+		if err := serveCalls(args); err != nil {
+			fmt.Fprintf(os.Stderr, "calls: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	fmt.Fprintf(os.Stderr, "bench: unknown server mode %q\n", mode)
 	return 2
@@ -43,14 +51,17 @@ type echoArgs struct {
 	Text string `json:"text"`
 }
 
-// serveNative is the ceiling (a): a go-sdk server whose echo tool is Go
-// code, with the transport options Hangar uses, so that the difference to
-// Hangar is the cost of hosting the tool in a plugin.
+// serveNative is (a): a go-sdk server whose echo tool is Go code, with the
+// transport options Hangar uses. It is no ceiling for Hangar: Hangar
+// answers tools/call on a fast path of its own in front of the go-sdk
+// (RATIONALE.md, "Why a fast path in front of the go-sdk?"), which a server
+// built on the go-sdk alone does not have. It shows what a server costs
+// that the go-sdk serves.
 func serveNative(args []string) error {
 	fs := flag.NewFlagSet("native", flag.ContinueOnError)
 	addr := fs.String("http", "", "serve Streamable HTTP on this address instead of stdio")
-	cpu := fs.String("cpuprofile", "", "write a CPU profile here")
-	mem := fs.String("memprofile", "", "write an allocation profile here")
+	cpu := fs.String("cpuprofile", "", "write a CPU profile of the measured window here")
+	mem := fs.String("memprofile", "", "write an allocation profile of the measured window here")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,15 +115,15 @@ func serveNative(args []string) error {
 }
 
 // serveProfiled runs the hangar command line (the same code as
-// cmd/hangar) inside this binary with a CPU profile running, and writes the
-// CPU and allocation profiles when it returns (on SIGTERM, or at the end of
-// stdin for stdio).
+// cmd/hangar) inside this binary and profiles the measured window, which
+// the driver marks with signals (see startProfiles).
 //
 //	bench -serve hangar -cpuprofile F -memprofile F -- serve ...
 func serveProfiled(args []string) int {
 	fs := flag.NewFlagSet("hangar", flag.ContinueOnError)
-	cpu := fs.String("cpuprofile", "", "write a CPU profile here")
-	mem := fs.String("memprofile", "", "write an allocation profile here")
+	cpu := fs.String("cpuprofile", "", "write a CPU profile of the measured window here")
+	mem := fs.String("memprofile", "", "write an allocation profile of the measured window here")
+	marks := fs.String("mark-calls", "", "A,B: call callgrindMark on reading the A-th and the B-th tools/call request on stdin")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -120,6 +131,25 @@ func serveProfiled(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if *marks != "" {
+		// hangar serve reads os.Stdin itself: it becomes a pipe that
+		// stdin is copied to, through the markingReader.
+		m := &markingReader{r: os.Stdin}
+		if _, err := fmt.Sscanf(*marks, "%d,%d", &m.at[0], &m.at[1]); err != nil {
+			fmt.Fprintln(os.Stderr, "-mark-calls:", err)
+			return 2
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		os.Stdin = r
+		go func() {
+			io.Copy(w, m)
+			w.Close()
+		}()
 	}
 	code := cli.Main(context.Background(), fs.Args(), &cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
 	if err := stop(); err != nil {
@@ -129,33 +159,131 @@ func serveProfiled(args []string) int {
 	return code
 }
 
-// startProfiles starts a CPU profile (if cpu is set); the returned stop
-// ends it and writes the allocation profile (if mem is set).
-func startProfiles(cpu, mem string) (stop func() error, err error) {
-	var f *os.File
-	if cpu != "" {
-		if f, err = os.Create(cpu); err != nil {
-			return nil, err
+// The driver marks the measured window of a server of this binary (the
+// native server, the profiled Hangar) with signals: windowBegin when it
+// begins, windowEnd when it ends.
+const (
+	windowBegin = syscall.SIGUSR1
+	windowEnd   = syscall.SIGUSR2
+)
+
+// signalWindow returns a callSpec.window that marks the window of the
+// server process pid.
+func signalWindow(pid int) func(begin bool) {
+	return func(begin bool) {
+		sig := windowEnd
+		if begin {
+			sig = windowBegin
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, err
-		}
+		syscall.Kill(pid, sig)
 	}
+}
+
+// startProfiles profiles the measured window (see windowBegin): a CPU
+// profile of the window to cpu, if set, and to mem, if set, the
+// allocations profile at the end of the window, with the profile at its
+// beginning as mem+".base" (go tool pprof -base takes the difference).
+// Each edge of the window also calls callgrindMark, so that under
+// callgrind the window's instructions are a dump of their own. The
+// returned stop ends a window still open and reports what failed.
+func startProfiles(cpu, mem string) (stop func() error, err error) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, windowBegin, windowEnd)
+	quit := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		var f *os.File
+		var errs []error
+		open := false
+		end := func() {
+			if !open {
+				return
+			}
+			open = false
+			callgrindMark()
+			if f != nil {
+				pprof.StopCPUProfile()
+				errs = append(errs, f.Close())
+				f = nil
+			}
+			if mem != "" {
+				errs = append(errs, writeAllocs(mem))
+			}
+		}
+		for {
+			select {
+			case sig := <-sigs:
+				if sig == windowEnd {
+					end()
+					continue
+				}
+				if open {
+					continue
+				}
+				open = true
+				if mem != "" {
+					errs = append(errs, writeAllocs(mem+".base"))
+				}
+				if cpu != "" {
+					var err error
+					if f, err = os.Create(cpu); err == nil {
+						if err = pprof.StartCPUProfile(f); err != nil {
+							f.Close()
+							f = nil
+						}
+					}
+					errs = append(errs, err)
+				}
+				callgrindMark()
+			case <-quit:
+				end()
+				signal.Stop(sigs)
+				done <- errors.Join(errs...)
+				return
+			}
+		}
+	}()
 	return func() error {
-		if f != nil {
-			pprof.StopCPUProfile()
-			f.Close()
-		}
-		if mem == "" {
-			return nil
-		}
-		runtime.GC()
-		m, err := os.Create(mem)
-		if err != nil {
-			return err
-		}
-		defer m.Close()
-		return pprof.Lookup("allocs").WriteTo(m, 0)
+		close(quit)
+		return <-done
 	}, nil
+}
+
+// writeAllocs writes the allocations profile, as of a collection run now.
+func writeAllocs(path string) error {
+	runtime.GC()
+	m, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	return pprof.Lookup("allocs").WriteTo(m, 0)
+}
+
+// markingReader passes stdin through and calls callgrindMark when it has
+// read the at[0]-th and the at[1]-th tools/call request: with one call at
+// a time, the calls in between are exactly those of the window.
+type markingReader struct {
+	r    io.Reader
+	at   [2]int
+	seen int
+	tail []byte // the end of the last read, which may hold part of a name
+}
+
+var toolsCall = []byte(`"tools/call"`)
+
+func (m *markingReader) Read(p []byte) (int, error) {
+	n, err := m.r.Read(p)
+	if n > 0 {
+		buf := append(m.tail, p[:n]...)
+		for i := bytes.Index(buf, toolsCall); i >= 0; i = bytes.Index(buf, toolsCall) {
+			m.seen++
+			if m.seen == m.at[0] || m.seen == m.at[1] {
+				callgrindMark()
+			}
+			buf = buf[i+len(toolsCall):]
+		}
+		m.tail = append(m.tail[:0], buf[max(0, len(buf)-len(toolsCall)+1):]...)
+	}
+	return n, err
 }

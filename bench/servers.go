@@ -26,7 +26,7 @@ type target struct {
 }
 
 var (
-	tNative    = target{"native", "(a) native Go tool", "a"}
+	tNative    = target{"native", "(a) go-sdk server, tool in Go", "a"}
 	tHangarGo  = target{"hangar-go", "(b) Hangar, Go-PDK plugin", "b"}
 	tHangarWAT = target{"hangar-wat", "(b) Hangar, WAT plugin", "b"}
 	// Hangar with --no-fast-path: every request through the go-sdk, as
@@ -197,6 +197,52 @@ func (e *env) startHTTP(ctx context.Context, name string, argv []string) (*proc,
 }
 
 func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+// waitReady waits until Hangar serving HTTP at p reports every plugin
+// loaded: /readyz answers 200 or, from a binary without /readyz, its log
+// says "ready".
+func (p *proc) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	readyz := strings.TrimSuffix(p.url, "/mcp") + "/readyz"
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := httpClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if b, _ := os.ReadFile(p.log); readyLine.Match(b) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: not ready after 3 minutes (%s)", p.url, readyz)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitLogReady waits until Hangar's log (at level info) says that every
+// plugin is loaded, for at most limit.
+func waitLogReady(ctx context.Context, log string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		if b, _ := os.ReadFile(log); readyLine.Match(b) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: no line saying every plugin is loaded after %s", log, limit)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
 
 // stop ends the server with SIGTERM, then SIGKILL.
 func (p *proc) stop() {

@@ -97,7 +97,7 @@ func (o *options) needGoPlugin() bool {
 	if o.profileDir != "" {
 		return o.profileTarget == "go"
 	}
-	if o.sections["scaling"] || o.sections["coldstart"] || o.sections["rss"] || o.sections["instances"] || o.sections["guard"] {
+	if o.sections["scaling"] || o.sections["coldstart"] || o.sections["rss"] || o.sections["instances"] || o.sections["guard"] || o.sections["instructions"] {
 		return true
 	}
 	return len(o.only) == 0 || o.only["hangar-go"] || o.only["hangar-go-sdk"] || o.only["node-go"]

@@ -53,7 +53,8 @@ type ProgressParams struct {
 	// nil to use the token of the request being served. It is sent as a
 	// string, as the plugin schema types it: a number as its JSON text ("3"
 	// for 3). Hangar gives the client the request's own token back when the
-	// texts match.
+	// texts match, and drops progress under any other token (MCP allows
+	// progress only under the token of a request in progress).
 	ProgressToken any `json:"progressToken,omitempty"`
 	// Progress increases with each notification, even if Total is unknown.
 	Progress float64 `json:"progress"`

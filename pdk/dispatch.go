@@ -21,9 +21,19 @@ const (
 // maxCompletionValues is the most values a completion may return.
 const maxCompletionValues = 100
 
-// exportFunc serves one export: it decodes the request and returns the
-// result to encode as output, or nil for no output.
-type exportFunc func(r *registry, ctx *Context, request json.RawMessage) (any, error)
+// exportFunc serves one export: it decodes the request of the frame's
+// envelope and returns the result to encode as output, or nil for no
+// output.
+type exportFunc func(r *registry, f *frame) (any, error)
+
+// frame is what serving one export allocates: the envelope, the Context
+// handed to the handler and, for call_tool, the request. One allocation,
+// where three would cost three times as much in a guest.
+type frame struct {
+	env envelope
+	ctx Context
+	req CallToolRequest
+}
 
 var exports = map[string]exportFunc{
 	exportListTools:             (*registry).listTools,
@@ -47,6 +57,9 @@ type envelope struct {
 		Meta Meta            `json:"_meta"`
 	} `json:"context"`
 	Meta Meta `json:"_meta"`
+
+	// call is the request split by the fast path (see splitEnvelope).
+	call callParts
 }
 
 // invoke serves the export name with the given input and returns its
@@ -56,13 +69,22 @@ func (r *registry) invoke(h hostAPI, name string, input []byte) (output []byte, 
 	if !ok {
 		return nil, fmt.Errorf("unknown export %q", name)
 	}
-	var env envelope
+	return r.serve(h, name, fn, input)
+}
+
+// serve serves the export name, whose function is fn, with the given
+// input and returns its output. A panicking handler is reported as an
+// error.
+func (r *registry) serve(h hostAPI, name string, fn exportFunc, input []byte) (output []byte, err error) {
+	f := new(frame)
+	env := &f.env
 	if len(input) > 0 {
-		if env, err = decodeEnvelope(input); err != nil {
+		if err = decodeEnvelope(input, env); err != nil {
 			return nil, fmt.Errorf("invalid %s input: %w", name, err)
 		}
 	}
-	ctx := &Context{ID: requestID(env.Context.ID), Meta: env.Context.Meta, host: h}
+	f.ctx = Context{ID: requestID(env.Context.ID), Meta: env.Context.Meta, host: h}
+	ctx := &f.ctx
 	if name == exportOnRootsListChanged && env.Meta != nil {
 		// The schema's input is PluginNotificationContext itself,
 		// {"_meta": ...}, which Hangar sends; some hosts wrap it in
@@ -78,7 +100,7 @@ func (r *registry) invoke(h hostAPI, name string, input []byte) (output []byte, 
 			output, err = nil, fmt.Errorf("%s: panic: %v", name, p)
 		}
 	}()
-	result, err := fn(r, ctx, env.Request)
+	result, err := fn(r, f)
 	if err != nil || result == nil {
 		return nil, err
 	}
@@ -93,31 +115,31 @@ func (r *registry) invoke(h hostAPI, name string, input []byte) (output []byte, 
 	return output, nil
 }
 
-// decodeEnvelope decodes a v1 input: by splitEnvelope when it can, with
-// encoding/json otherwise.
-func decodeEnvelope(in []byte) (envelope, error) {
-	if env, ok := fastEnvelope(in); ok {
-		return env, nil
+// decodeEnvelope decodes a v1 input into env: by splitEnvelope when it
+// can, with encoding/json otherwise.
+func decodeEnvelope(in []byte, env *envelope) error {
+	if fastEnvelope(in, env) {
+		return nil
 	}
-	var env envelope
-	err := json.Unmarshal(in, &env)
-	return env, err
+	*env = envelope{}
+	return json.Unmarshal(in, env)
 }
 
-// fastEnvelope decodes a v1 input by splitEnvelope, or reports false.
-func fastEnvelope(in []byte) (envelope, bool) {
-	var env envelope
+// fastEnvelope decodes a v1 input into env by splitEnvelope, or reports
+// false.
+func fastEnvelope(in []byte, env *envelope) bool {
 	p, ok := splitEnvelope(in)
 	if !ok {
-		return env, false
+		return false
 	}
 	env.Request = json.RawMessage(p.request)
+	env.call = p.call
 	env.Context.ID = json.RawMessage(p.id)
 	if env.Context.Meta, ok = decodeMeta(p.meta); !ok {
-		return env, false
+		return false
 	}
 	env.Meta, ok = decodeMeta(p.topMeta)
-	return env, ok
+	return ok
 }
 
 // decodeMeta decodes a _meta value, or reports false.
@@ -159,7 +181,7 @@ func decodeRequest(name string, request json.RawMessage, v any) error {
 	return nil
 }
 
-func (r *registry) listTools(*Context, json.RawMessage) (any, error) {
+func (r *registry) listTools(*frame) (any, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	tools := make([]Tool, 0, len(r.tools.keys))
@@ -171,37 +193,52 @@ func (r *registry) listTools(*Context, json.RawMessage) (any, error) {
 	}{tools}, nil
 }
 
-func (r *registry) callTool(ctx *Context, request json.RawMessage) (any, error) {
-	var req CallToolRequest
-	if name, args, ok := splitCallTool(request); ok {
-		req = CallToolRequest{Name: name, Arguments: json.RawMessage(args)}
-	} else if err := decodeRequest(exportCallTool, request, &req); err != nil {
-		return nil, err
+func (r *registry) callTool(f *frame) (any, error) {
+	env, req := &f.env, &f.req
+	var e toolEntry
+	var ok bool
+	if c := env.call; c.ok {
+		// The name as the tool was registered: the same string, without
+		// allocating another.
+		r.mu.Lock()
+		e, ok = r.tools.items[string(c.name)]
+		r.mu.Unlock()
+		req.Name, req.Arguments = e.tool.Name, json.RawMessage(c.arguments)
+		if !ok {
+			req.Name = string(c.name)
+		}
+	} else {
+		if name, args, split := splitCallTool(env.Request); split {
+			req.Name, req.Arguments = name, json.RawMessage(args)
+		} else if err := decodeRequest(exportCallTool, env.Request, req); err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		e, ok = r.tools.get(req.Name)
+		r.mu.Unlock()
 	}
-	r.mu.Lock()
-	e, ok := r.tools.get(req.Name)
-	r.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("unknown tool %q", req.Name)
 	}
-	res, err := e.handler(ctx, &req)
+	res, err := e.handler(&f.ctx, req)
 	if err != nil {
 		return &CallToolResult{
 			Content: []Content{&TextContent{Text: err.Error()}},
 			IsError: true,
 		}, nil
 	}
+	if res != nil && res.Content != nil {
+		return res, nil // only encoded: never changed
+	}
 	out := CallToolResult{}
 	if res != nil {
 		out = *res
 	}
-	if out.Content == nil {
-		out.Content = []Content{}
-	}
+	out.Content = []Content{}
 	return &out, nil
 }
 
-func (r *registry) listResources(*Context, json.RawMessage) (any, error) {
+func (r *registry) listResources(*frame) (any, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	resources := make([]Resource, 0, len(r.resources.keys))
@@ -213,7 +250,7 @@ func (r *registry) listResources(*Context, json.RawMessage) (any, error) {
 	}{resources}, nil
 }
 
-func (r *registry) listResourceTemplates(*Context, json.RawMessage) (any, error) {
+func (r *registry) listResourceTemplates(*frame) (any, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	templates := make([]ResourceTemplate, 0, len(r.templates.keys))
@@ -225,9 +262,10 @@ func (r *registry) listResourceTemplates(*Context, json.RawMessage) (any, error)
 	}{templates}, nil
 }
 
-func (r *registry) readResource(ctx *Context, request json.RawMessage) (any, error) {
+func (r *registry) readResource(f *frame) (any, error) {
+	ctx, env := &f.ctx, &f.env
 	var req ReadResourceRequest
-	if err := decodeRequest(exportReadResource, request, &req); err != nil {
+	if err := decodeRequest(exportReadResource, env.Request, &req); err != nil {
 		return nil, err
 	}
 	handler, ok := r.resourceHandler(&req)
@@ -266,7 +304,7 @@ func (r *registry) resourceHandler(req *ReadResourceRequest) (ResourceHandler, b
 	return nil, false
 }
 
-func (r *registry) listPrompts(*Context, json.RawMessage) (any, error) {
+func (r *registry) listPrompts(*frame) (any, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	prompts := make([]Prompt, 0, len(r.prompts.keys))
@@ -278,9 +316,10 @@ func (r *registry) listPrompts(*Context, json.RawMessage) (any, error) {
 	}{prompts}, nil
 }
 
-func (r *registry) getPrompt(ctx *Context, request json.RawMessage) (any, error) {
+func (r *registry) getPrompt(f *frame) (any, error) {
+	ctx, env := &f.ctx, &f.env
 	var req GetPromptRequest
-	if err := decodeRequest(exportGetPrompt, request, &req); err != nil {
+	if err := decodeRequest(exportGetPrompt, env.Request, &req); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
@@ -303,9 +342,10 @@ func (r *registry) getPrompt(ctx *Context, request json.RawMessage) (any, error)
 	return &out, nil
 }
 
-func (r *registry) complete(ctx *Context, request json.RawMessage) (any, error) {
+func (r *registry) complete(f *frame) (any, error) {
+	ctx, env := &f.ctx, &f.env
 	var req CompleteRequest
-	if err := decodeRequest(exportComplete, request, &req); err != nil {
+	if err := decodeRequest(exportComplete, env.Request, &req); err != nil {
 		return nil, err
 	}
 	req.Ref.Type = refType(req.Ref.Type)
@@ -348,12 +388,12 @@ func refType(t string) string {
 	return t
 }
 
-func (r *registry) onRootsListChanged(ctx *Context, _ json.RawMessage) (any, error) {
+func (r *registry) onRootsListChanged(f *frame) (any, error) {
 	r.mu.Lock()
 	handler := r.rootsListChanged
 	r.mu.Unlock()
 	if handler == nil {
 		return nil, nil
 	}
-	return nil, handler(ctx)
+	return nil, handler(&f.ctx)
 }

@@ -44,9 +44,9 @@ func FuzzSplitEnvelope(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var slow envelope
+		var slow, fast envelope
 		slowErr := json.Unmarshal(in, &slow)
-		if fast, ok := fastEnvelope(in); ok {
+		if fastEnvelope(in, &fast) {
 			if slowErr != nil {
 				t.Fatalf("fast path accepted %q, encoding/json: %v", in, slowErr)
 			}
@@ -55,6 +55,18 @@ func FuzzSplitEnvelope(f *testing.F) {
 			}
 			if requestID(fast.Context.ID) != requestID(slow.Context.ID) {
 				t.Fatalf("%q: id %q, encoding/json's %q", in, requestID(fast.Context.ID), requestID(slow.Context.ID))
+			}
+			// The request split in the same pass, as a tools/call.
+			if c := fast.call; c.ok {
+				var want CallToolRequest
+				if err := json.Unmarshal(slow.Request, &want); err != nil {
+					t.Fatalf("%q: call split, encoding/json: %v", in, err)
+				}
+				if string(c.name) != want.Name || string(c.arguments) != string(want.Arguments) {
+					t.Fatalf("%q: call split as name %q args %q, encoding/json's %q %q", in, c.name, c.arguments, want.Name, want.Arguments)
+				}
+			} else if _, _, ok := splitCallTool(slow.Request); ok {
+				t.Fatalf("%q: splitCallTool takes the request, splitEnvelope did not split it", in)
 			}
 		}
 		// The request of a call, and the input itself as one.
@@ -75,8 +87,10 @@ func FuzzSplitEnvelope(f *testing.F) {
 }
 
 // normalize makes RawMessages that are empty but not nil nil, as
-// encoding/json leaves absent ones.
+// encoding/json leaves absent ones, and drops the call split by the fast
+// path (checked apart).
 func normalize(e envelope) envelope {
+	e.call = callParts{}
 	if len(e.Request) == 0 {
 		e.Request = nil
 	}
@@ -144,5 +158,39 @@ func TestAppendTextResultRefuses(t *testing.T) {
 	got, ok := appendTextResult(nil, &CallToolResult{Content: []Content{}})
 	if want, _ := json.Marshal(&CallToolResult{Content: []Content{}}); !ok || string(got) != string(want) {
 		t.Errorf("empty result: %s, want %s", got, want)
+	}
+}
+
+// FuzzAppendStructuredResult: a text result with structured content in a
+// json.RawMessage, as package typed makes them, is encoded as json.Marshal
+// encodes it whenever the fast encoding takes it.
+func FuzzAppendStructuredResult(f *testing.F) {
+	for _, s := range []string{`{"sum":3}`, `{"a":"b c","list":[1,2.5e3,null,true,{}]}`, `{"html":"<b>"}`, ` {"space":1}`, `{"x":1} `, `[1]`, `"s"`, `{`, ``, "{\"u\":\"\u2028\"}"} {
+		f.Add(s, []byte(s), false)
+		f.Add("text", []byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, text string, raw []byte, isError bool) {
+		r := &CallToolResult{Content: []Content{&TextContent{Text: text}}, StructuredContent: json.RawMessage(raw), IsError: isError}
+		got, ok := appendTextResult(nil, r)
+		if !ok {
+			return
+		}
+		want, err := json.Marshal(r)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("appendTextResult = %s\njson.Marshal    = %s, %v", got, want, err)
+		}
+	})
+}
+
+// TestAppendStructuredResult: what package typed makes takes the fast
+// encoding.
+func TestAppendStructuredResult(t *testing.T) {
+	raw := json.RawMessage(`{"sum":3,"note":"a \"b\" c","list":[1,2.5]}`)
+	r := TextResult(string(raw))
+	r.StructuredContent = raw
+	got, ok := appendTextResult(nil, r)
+	want, _ := json.Marshal(r)
+	if !ok || string(got) != string(want) {
+		t.Errorf("appendTextResult = %s, %v; want %s", got, ok, want)
 	}
 }

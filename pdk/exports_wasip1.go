@@ -4,10 +4,10 @@ package pdk
 
 import extism "github.com/extism/go-pdk"
 
-// serve runs the export name on the Extism input. On failure it sets the
-// Extism error and returns 1.
-func serve(name string) int32 {
-	output, err := plugin.invoke(host, name, extism.Input())
+// serve runs the export name, whose function is fn, on the Extism input.
+// On failure it sets the Extism error and returns 1.
+func serve(name string, fn exportFunc) int32 {
+	output, err := plugin.serve(host, name, fn, extism.Input())
 	if err != nil {
 		extism.SetError(err)
 		return 1
@@ -19,28 +19,32 @@ func serve(name string) int32 {
 }
 
 //go:wasmexport list_tools
-func wasmListTools() int32 { return serve(exportListTools) }
+func wasmListTools() int32 { return serve(exportListTools, (*registry).listTools) }
 
 //go:wasmexport call_tool
-func wasmCallTool() int32 { return serve(exportCallTool) }
+func wasmCallTool() int32 { return serve(exportCallTool, (*registry).callTool) }
 
 //go:wasmexport list_resources
-func wasmListResources() int32 { return serve(exportListResources) }
+func wasmListResources() int32 { return serve(exportListResources, (*registry).listResources) }
 
 //go:wasmexport list_resource_templates
-func wasmListResourceTemplates() int32 { return serve(exportListResourceTemplates) }
+func wasmListResourceTemplates() int32 {
+	return serve(exportListResourceTemplates, (*registry).listResourceTemplates)
+}
 
 //go:wasmexport read_resource
-func wasmReadResource() int32 { return serve(exportReadResource) }
+func wasmReadResource() int32 { return serve(exportReadResource, (*registry).readResource) }
 
 //go:wasmexport list_prompts
-func wasmListPrompts() int32 { return serve(exportListPrompts) }
+func wasmListPrompts() int32 { return serve(exportListPrompts, (*registry).listPrompts) }
 
 //go:wasmexport get_prompt
-func wasmGetPrompt() int32 { return serve(exportGetPrompt) }
+func wasmGetPrompt() int32 { return serve(exportGetPrompt, (*registry).getPrompt) }
 
 //go:wasmexport complete
-func wasmComplete() int32 { return serve(exportComplete) }
+func wasmComplete() int32 { return serve(exportComplete, (*registry).complete) }
 
 //go:wasmexport on_roots_list_changed
-func wasmOnRootsListChanged() int32 { return serve(exportOnRootsListChanged) }
+func wasmOnRootsListChanged() int32 {
+	return serve(exportOnRootsListChanged, (*registry).onRootsListChanged)
+}

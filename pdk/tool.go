@@ -3,6 +3,8 @@ package pdk
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/hangar-mcp/hangar/pdk/internal/fastjson"
 )
 
 // Tool describes a tool the plugin offers.
@@ -57,6 +59,11 @@ func (r *CallToolRequest) BindArguments(v any) error {
 	if len(r.Arguments) == 0 || string(r.Arguments) == "null" {
 		return nil
 	}
+	// Arguments of plain types into a struct of plain fields, the common
+	// case, are read without encoding/json, which does the rest.
+	if fastjson.Bind(r.Arguments, v, false) {
+		return nil
+	}
 	if err := json.Unmarshal(r.Arguments, v); err != nil {
 		return fmt.Errorf("invalid arguments for tool %q: %w", r.Name, err)
 	}
@@ -78,7 +85,15 @@ type CallToolResult struct {
 
 // TextResult returns a successful result holding one text block.
 func TextResult(text string) *CallToolResult {
-	return &CallToolResult{Content: []Content{&TextContent{Text: text}}}
+	// The result, its content and its block in one allocation.
+	r := &struct {
+		result  CallToolResult
+		content [1]Content
+		block   TextContent
+	}{block: TextContent{Text: text}}
+	r.content[0] = &r.block
+	r.result.Content = r.content[:]
+	return &r.result
 }
 
 // ToolHandler runs a tool call. A returned error becomes a result with

@@ -68,6 +68,11 @@ fuzz FuzzHostAllowed ./internal/plugin 150000x
 fuzz FuzzKernel ./internal/plugin 2000x
 fuzz FuzzSplitEnvelope ./pdk 1000000x
 fuzz FuzzAppendTextResult ./pdk 100000x
+fuzz FuzzAppendStructuredResult ./pdk 100000x
+fuzz FuzzSkip ./pdk/internal/fastjson 300000x
+fuzz FuzzBind ./pdk/internal/fastjson 300000x
+fuzz FuzzAppendString ./pdk/internal/fastjson 100000x
+fuzz FuzzVerbatim ./pdk/internal/fastjson 100000x
 
 step "attack suite"
 attack_status=0

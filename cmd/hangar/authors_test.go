@@ -149,8 +149,8 @@ func TestCallValidatesLikeServe(t *testing.T) {
 	hello := testutil.BuildPlugin(t, "./examples/hello")
 	cache := t.TempDir() // one compilation for all the commands
 	for args, want := range map[string]string{
-		`{}`:          `invalid arguments for tool "greet": validating root: required: missing properties: ["name"]`,
-		`{"name": 7}`: `invalid arguments for tool "greet": validating root: validating /properties/name: type: 7 has type "integer", want "string"`,
+		`{}`:          `invalid arguments for tool "greet": missing required argument "name"`,
+		`{"name": 7}`: `invalid arguments for tool "greet": name: expected a string, got the number 7`,
 	} {
 		out, errOut, code := run(t, "call", "--cache-dir", cache, hello, "greet", args)
 		if code != 1 || out != "" || strings.TrimSpace(errOut) != want {
@@ -158,7 +158,7 @@ func TestCallValidatesLikeServe(t *testing.T) {
 		}
 	}
 	out, errOut, code := run(t, "call", "--cache-dir", cache, "--json", hello, "greet", `{}`)
-	if code != 1 || !strings.Contains(out, `"isError": true`) || !strings.Contains(out, `missing properties: [\"name\"]`) {
+	if code != 1 || !strings.Contains(out, `"isError": true`) || !strings.Contains(out, `missing required argument \"name\"`) {
 		t.Errorf("call --json greet {}: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if out, errOut, code := run(t, "call", "--cache-dir", cache, hello, "greet", `{"name": "Ada"}`); code != 0 || out != "Hello, Ada!\n" {

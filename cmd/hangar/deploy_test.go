@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/testutil"
+	"github.com/hangar-mcp/hangar/internal/testutil/mcpschema"
 )
 
 // manifests reads every document of deploy/kubernetes, by kind.
@@ -157,6 +160,25 @@ func TestDeploy(t *testing.T) {
 		t.Errorf("probes %v", probes)
 	}
 	args := dig(t, c, "args").([]any)
+	// Each pod is named after its IP, which the peer URL template of the
+	// ConfigMap's mrtr section turns into its address; every pod has the
+	// state key of one Secret; the Service keeps no affinity.
+	if j := slices.Index(args, any("--replica")); j < 0 || j+1 >= len(args) || args[j+1] != "$(POD_IP)" {
+		t.Errorf("the pods are not named after their IP: args %v", args)
+	}
+	envs := map[string]any{}
+	for _, e := range dig(t, c, "env").([]any) {
+		envs[dig(t, e, "name").(string)] = dig(t, e, "valueFrom")
+	}
+	if dig(t, envs["POD_IP"], "fieldRef", "fieldPath") != "status.podIP" {
+		t.Errorf("POD_IP is not the pod's IP: %v", envs["POD_IP"])
+	}
+	if envs["HANGAR_STATE_KEY"] == nil || dig(t, envs["HANGAR_STATE_KEY"], "secretKeyRef", "name") != "hangar-state-key" {
+		t.Errorf("HANGAR_STATE_KEY is not from the Secret hangar-state-key: %v", envs["HANGAR_STATE_KEY"])
+	}
+	if a, _ := dig(t, m["Service"], "spec", "sessionAffinity").(string); a != "" && a != "None" {
+		t.Errorf("the Service keeps affinity (%s): 2026 clients need none", a)
+	}
 	i := slices.Index(args, any("--config"))
 	mount := dig(t, c, "volumeMounts", 0, "mountPath").(string)
 	if i < 0 || filepath.Dir(args[i+1].(string)) != mount || dig(t, c, "volumeMounts", 0, "name") != dig(t, dep, "spec", "template", "spec", "volumes", 0, "name") {
@@ -209,12 +231,16 @@ func TestDeploy(t *testing.T) {
 	const token = "deploy-0123456789abcdef0123456789abcdef"
 	tokens := "[{id: test, token: " + token + ", plugins: ['*']}]"
 	t.Setenv("HANGAR_TOKENS", tokens)
+	t.Setenv("HANGAR_STATE_KEY", stateKey)
 	cfg, err := config.Load(cfgFile)
 	if err != nil {
 		t.Fatalf("the ConfigMap's hangar.yaml: %v", err)
 	}
 	if cfg.HTTP.Auth == nil || port(t, cfg.HTTP.Addr) != ports["mcp"] || port(t, cfg.Metrics.Addr) != ports["ops"] || len(cfg.Plugins) != 2 {
 		t.Errorf("hangar.yaml: http %+v, metrics %+v, ports %v", cfg.HTTP, cfg.Metrics, ports)
+	}
+	if peer := strings.ReplaceAll(cfg.MRTR.PeerURL, "{replica}", "10.1.2.3"); peer != fmt.Sprintf("http://10.1.2.3:%d/mcp", ports["mcp"]) || len(cfg.MRTR.StateKey) != config.StateKeySize {
+		t.Errorf("hangar.yaml: mrtr peer_url %q (want the pod IP and the mcp port), state key of %d bytes", cfg.MRTR.PeerURL, len(cfg.MRTR.StateKey))
 	}
 
 	// Serve it, read-only and unprivileged, on 127.0.0.1.
@@ -228,7 +254,7 @@ func TestDeploy(t *testing.T) {
 	readOnly(t, root)
 	before := snapshot(t, cacheHome)
 	cmd := exec.Command(bin, "serve", "--config", cfgFile, "--replica", "10.1.2.3")
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheHome, "HOME=/nonexistent", "HANGAR_TOKENS="+tokens)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheHome, "HOME=/nonexistent", "HANGAR_TOKENS="+tokens, "HANGAR_STATE_KEY="+stateKey)
 	if os.Geteuid() == 0 {
 		// As root, permissions stop nothing: run as nobody, as the image's
 		// nonroot user would.
@@ -254,8 +280,13 @@ func TestDeploy(t *testing.T) {
 			}
 		}
 	}
-	if cs := addNoteOnce(t, base, token); !strings.HasPrefix(cs.ID(), "10.1.2.3~") {
+	// An older client's session is named after the replica; a 2026
+	// client has none.
+	if cs := addNoteOnceAt(t, base, token, "2025-11-25"); !strings.HasPrefix(cs.ID(), "10.1.2.3~") {
 		t.Errorf("session ID %q does not name the replica", cs.ID())
+	}
+	if cs := addNoteOnce(t, base, token); cs.InitializeResult().ProtocolVersion != "2026-07-28" || cs.ID() != "" {
+		t.Errorf("a 2026 client: version %s, session %q", cs.InitializeResult().ProtocolVersion, cs.ID())
 	}
 	s.stop(t)
 	if after := snapshot(t, cacheHome); after != before {
@@ -264,6 +295,80 @@ func TestDeploy(t *testing.T) {
 	if logs := s.logs.String(); strings.Contains(logs, "level=ERROR") {
 		t.Errorf("errors in the log:\n%s", logs)
 	}
+}
+
+// stateKey is the Secret hangar-state-key of the tests: 32 bytes in hex.
+const stateKey = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// TestDeployForwarding runs two pods of the manifests side by side: the
+// ConfigMap's hangar.yaml (with the mrtr test plugin beside its plugins,
+// since neither example asks its client for input), each pod named after
+// its own address (127.0.0.2 and 127.0.0.3 as pod IPs, on the port the
+// Deployment gives mcp), the Secret's state key, a client with a token and
+// the Service's name as Host. A call that asks for input parks on one pod;
+// its retry, sent to the other as the Service may, is forwarded and
+// completes the same execution.
+func TestDeployForwarding(t *testing.T) {
+	m := manifests(t)
+	text := dig(t, m["ConfigMap"], "data", "hangar.yaml").(string)
+	c := dig(t, m["Deployment"], "spec", "template", "spec", "containers", 0)
+	var mcpPort int
+	for _, p := range dig(t, c, "ports").([]any) {
+		if dig(t, p, "name") == "mcp" {
+			mcpPort = dig(t, p, "containerPort").(int)
+		}
+	}
+	pods := []string{"127.0.0.2", "127.0.0.3"}
+	free := loopbackPort(t, pods)
+	for _, p := range []string{"hello", "notes"} {
+		text = strings.ReplaceAll(text, "/etc/hangar/plugins/"+p+".wasm", testutil.BuildPlugin(t, "./examples/"+p))
+	}
+	text += "  - name: mrtr\n    path: " + testutil.BuildPlugin(t, "./internal/testplugins/mrtr") + "\n"
+	// The pods' port: the Deployment's, made a free one on this machine
+	// (in the listen address and the peer URL alike).
+	text = strings.ReplaceAll(text, fmt.Sprintf(":%d", mcpPort), ":"+free)
+	text = regexp.MustCompile(`0\.0\.0\.0:9090`).ReplaceAllString(text, "127.0.0.1:0")
+	const token = "deploy-0123456789abcdef0123456789abcdef"
+	cache := testutil.ShareCompiledCache(t, t.TempDir())
+	var urls []string
+	for _, ip := range pods {
+		cfg := writeConfig(t, strings.Replace(text, "0.0.0.0:"+free, ip+":"+free, 1))
+		cmd := exec.Command(hangar, "serve", "--config", cfg, "--replica", ip)
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "HANGAR_TOKENS=[{id: test, token: "+token+", plugins: ['*']}]", "HANGAR_STATE_KEY="+stateKey)
+		p := startCmd(t, cmd)
+		p.waitLog(t, regexp.MustCompile(`url=http://`+regexp.QuoteMeta(ip)+`:\d+/mcp`))
+		p.waitLog(t, readyRE)
+		urls = append(urls, "http://"+ip+":"+free+"/mcp")
+	}
+	// The client reaches the pods as the Service: Host hangar.
+	conv := mcpschema.NewConversation(t)
+	hc := &http.Client{Transport: hostAndToken{"hangar", token, conv.RoundTripper(nil)}}
+	args := map[string]any{"message": "Name?"}
+	status, msg := post2026(t, hc, urls[0], "tools/call", map[string]any{"name": "ask", "arguments": args})
+	state, key, question := inputRequired(t, msg)
+	status, msg = post2026(t, hc, urls[1], "tools/call", map[string]any{"name": "ask", "arguments": args, "requestState": state,
+		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": userName}}}})
+	var a struct {
+		Nonce   string
+		Content map[string]any
+	}
+	json.Unmarshal([]byte(resultText(msg)), &a)
+	if status != http.StatusOK || a.Content["name"] != userName || question != "Name? "+a.Nonce {
+		t.Errorf("the retry sent to the other pod: HTTP %d %v; want the call parked on %s completed", status, msg, pods[0])
+	}
+}
+
+// hostAndToken sends requests with a Host and a bearer token.
+type hostAndToken struct {
+	host, token string
+	base        http.RoundTripper
+}
+
+func (h hostAndToken) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Host = h.host
+	r.Header.Set("Authorization", "Bearer "+h.token)
+	return h.base.RoundTrip(r)
 }
 
 // readOnly makes everything under root read-only, and readable by all.

@@ -95,16 +95,26 @@ func infoRecords(logs string) []string {
 }
 
 // TestInfoQuietPerSession: at the default level, sessions coming and going
-// over HTTP (initialize, list, call, set the log level, delete) and a whole
-// stdio session add no record at info; at debug level they do, so the test
-// sees what it would miss.
+// over HTTP (initialize, list, call, set the log level, delete), 2026-07-28
+// clients doing the same without sessions, and a whole stdio session add
+// no record at info; at debug level they do, so the test sees what it
+// would miss.
 func TestInfoQuietPerSession(t *testing.T) {
 	legacy := testutil.BuildPlugin(t, "./internal/testplugins/legacy")
 	ctx := context.Background()
 	sessions := func(url string) {
 		for range 3 {
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "quiet-test", Version: "1"}, nil).
+			modern, err := mcp.NewClient(&mcp.Implementation{Name: "quiet-test", Version: "1"}, nil).
 				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := modern.CallTool(ctx, &mcp.CallToolParams{Name: "reverse", Arguments: map[string]any{"text": "abc"}}); err != nil {
+				t.Fatal(err)
+			}
+			modern.Close()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "quiet-test", Version: "1"}, nil).
+				Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 			if err != nil {
 				t.Fatal(err)
 			}

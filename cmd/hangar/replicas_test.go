@@ -2,15 +2,19 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,7 +25,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/testutil"
+	"github.com/hangar-mcp/hangar/internal/testutil/mcpschema"
 )
+
+// replicaConfig2026 is the configuration of a replica of
+// TestReplicasRoundRobin2026: its address, the port of the peer URL
+// template, the plugins. The state key is in $HANGAR_STATE_KEY.
+const replicaConfig2026 = `http:
+  addr: %s
+mrtr:
+  state_key_env: HANGAR_STATE_KEY
+  peer_url: http://{replica}:%s/mcp
+plugins:
+%s`
 
 // nginxBinary finds nginx, or skips the test when it is not installed
 // outside CI (in CI, scripts/deps.sh installs it and the test must run).
@@ -146,10 +162,12 @@ type client struct {
 
 func (c *client) replica() string { return strings.SplitN(c.cs.ID(), "~", 2)[0] }
 
+// connectVia connects a client of protocol version 2025-11-25, which has
+// a session.
 func connectVia(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "replica-test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: url}, nil)
+		&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +183,13 @@ func addNote(ctx context.Context, cs *mcp.ClientSession, title string) ([]string
 		return nil, err
 	}
 	if res.IsError {
-		return nil, errors.New("add_note failed")
+		text := ""
+		if len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		return nil, fmt.Errorf("add_note failed: %s", text)
 	}
 	return listNotes(ctx, cs)
 }
@@ -188,8 +212,9 @@ func listNotes(ctx context.Context, cs *mcp.ClientSession) ([]string, error) {
 }
 
 // TestReplicasBehindNginx runs three `hangar serve --replica` processes
-// behind nginx (deploy/nginx/nginx.conf.tmpl) and MCP clients through it:
-// each session sticks to the replica that created it; when a replica is
+// behind nginx (deploy/nginx/nginx.conf.tmpl) and MCP clients of
+// 2025-11-25 (which have sessions) through it: each session sticks to the
+// replica that created it; when a replica is
 // killed, its clients get 404 (session not found) and initialize again on
 // another, and the sessions of the other replicas lose nothing.
 func TestReplicasBehindNginx(t *testing.T) {
@@ -209,6 +234,9 @@ func TestReplicasBehindNginx(t *testing.T) {
 		wg.Go(func() { r.Addr = strings.TrimPrefix(r.proc.waitLog(t, mcpURLRE)[1], "http://") })
 	}
 	wg.Wait()
+	for _, r := range replicas {
+		r.proc.waitLog(t, readyRE) // the plugin compiled: no call waits for it
+	}
 	url := "http://" + startNginx(t, replicas) + "/mcp"
 	ctx := context.Background()
 
@@ -311,4 +339,264 @@ func mustList(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string
 		t.Errorf("%s: %v", cs.ID(), err)
 	}
 	return got
+}
+
+// metricValue sums the samples of a metric whose labels contain each of
+// labels, from a /metrics URL.
+func metricValue(t *testing.T, url, name string, labels ...string) float64 {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "localhost" // what Hangar accepts without http.allowed_hosts
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %s %s", url, resp.Status, b)
+	}
+	sum := 0.0
+	for line := range strings.Lines(string(b)) {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		ok := true
+		for _, l := range labels {
+			ok = ok && strings.Contains(line, l)
+		}
+		if f := strings.Fields(line); ok {
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			sum += v
+		}
+	}
+	return sum
+}
+
+// loopbackPort returns a port free on each of the loopback addresses ips
+// a moment ago.
+func loopbackPort(t *testing.T, ips []string) string {
+	t.Helper()
+	for range 20 {
+		ln, err := net.Listen("tcp", ips[0]+":0")
+		if err != nil {
+			t.Skipf("cannot listen on %s (127.0.0.0/8 is not all loopback here): %v", ips[0], err)
+		}
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		free := true
+		for _, ip := range ips[1:] {
+			l, err := net.Listen("tcp", ip+":"+port)
+			if err != nil {
+				free = false
+				break
+			}
+			l.Close()
+		}
+		ln.Close()
+		if free {
+			return port
+		}
+	}
+	t.Fatal("no port free on every replica's address")
+	return ""
+}
+
+// TestReplicasRoundRobin2026 runs three `hangar serve --replica NAME`
+// processes behind nginx (deploy/nginx/nginx.conf.tmpl) as Kubernetes
+// runs them: each named after its own address (127.0.0.2 to 127.0.0.4,
+// one port, as pods are named after their IPs), one state key, the peer
+// URL template http://{replica}:PORT/mcp. 2026 clients go through nginx,
+// round robin: their MRTR retries that land on another replica than the
+// one holding the call are forwarded and succeed (and some do land
+// elsewhere); nginx passes the MCP headers and streams. Then the replica
+// holding parked calls is killed: the retries of those calls get a clean
+// error telling the client to start again (and starting again works),
+// the calls parked on the other replicas complete, and the clients lose
+// nothing else.
+func TestReplicasRoundRobin2026(t *testing.T) {
+	nginxBinary(t) // skip early when absent
+	ips := []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}
+	port := loopbackPort(t, ips)
+	plugins := fmt.Sprintf("  - {name: mrtr, path: %s, limits: {max_instances: 16}}\n  - {name: conformance, path: %s}\n",
+		testutil.BuildPlugin(t, "./internal/testplugins/mrtr"), testutil.BuildPlugin(t, "./examples/conformance"))
+	key := strings.Repeat("6b", 32) // 32 bytes, hex
+	cache := t.TempDir()
+	var replicas []*replica
+	start := func(ip string) *replica {
+		cfg := writeConfig(t, fmt.Sprintf(replicaConfig2026, ip+":"+port, port, plugins))
+		r := &replica{Name: ip, Addr: ip + ":" + port}
+		r.proc = runServe(t, []string{"HANGAR_STATE_KEY=" + key}, "serve", "--config", cfg, "--replica", ip, "--cache-dir", cache)
+		return r
+	}
+	urlRE := regexp.MustCompile(`url=http://` + regexp.QuoteMeta(ips[0]) + `:\d+/mcp`)
+	replicas = append(replicas, start(ips[0])) // compiles into the shared cache
+	replicas[0].proc.waitLog(t, urlRE)
+	for _, ip := range ips[1:] {
+		replicas = append(replicas, start(ip))
+	}
+	for i, r := range replicas[1:] {
+		r.proc.waitLog(t, regexp.MustCompile(`url=http://`+regexp.QuoteMeta(ips[i+1])+`:\d+/mcp`))
+	}
+	for _, r := range replicas {
+		r.proc.waitLog(t, readyRE) // the plugins compiled: no call waits for them
+	}
+	url := "http://" + startNginx(t, replicas) + "/mcp"
+	metrics := func(r *replica) string { return "http://" + r.Addr + "/metrics" }
+	ctx := context.Background()
+
+	// Six go-sdk clients through nginx, each answering elicitations with
+	// its own name, call a tool that elicits three times each.
+	conv := mcpschema.NewConversation(t)
+	hc := &http.Client{Transport: conv.RoundTripper(nil)}
+	type client26 struct {
+		name string
+		o    *observed
+		c    *sdkClient
+	}
+	var clients []*client26
+	for i := range 6 {
+		o := newObserved()
+		o.name = fmt.Sprintf("client-%d", i)
+		c := &client26{name: o.name, o: o}
+		c.c = connectSDK(t, o, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, sdkOpts{capable: true})
+		if v := c.c.version(); v != v2026 {
+			t.Fatalf("%s negotiated %s through nginx, want %s", c.name, v, v2026)
+		}
+		clients = append(clients, c)
+	}
+	askAll := func(round string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		for _, c := range clients {
+			wg.Go(func() {
+				text, err := c.c.call(ctx, "ask", map[string]any{"message": round}, nil)
+				var a struct {
+					Nonce   string
+					Content map[string]any
+				}
+				json.Unmarshal([]byte(text), &a)
+				var q string
+				c.o.get(func(o *observed) bool {
+					if len(o.elicitations) > 0 {
+						q = o.elicitations[len(o.elicitations)-1]
+					}
+					return true
+				})
+				if err != nil || a.Content["name"] != c.name || q != round+" "+a.Nonce {
+					t.Errorf("%s, %s: %q %v (asked %q)", c.name, round, text, err, q)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	for round := range 3 {
+		askAll(fmt.Sprintf("round-%d", round))
+	}
+	var perReplica []float64
+	n := 0.0
+	for _, r := range replicas {
+		perReplica = append(perReplica, metricValue(t, metrics(r), "hangar_mrtr_forwarded_total", `outcome="ok"`))
+		n += perReplica[len(perReplica)-1]
+	}
+	t.Logf("18 MRTR calls through nginx: %.0f retries forwarded to the replica holding their call (by replica forwarding: %v)", n, perReplica)
+	if n == 0 {
+		t.Errorf("no retry was forwarded: round robin did not spread the retries (or they were not counted)")
+	}
+
+	// Streaming: a tool's progress reaches the client through nginx as it
+	// comes, before its result (the plugin sends 0, 50 and 100, 50 ms
+	// apart, then returns).
+	o := clients[0].o
+	o.add(func(o *observed) { o.progress, o.progressAt = nil, nil })
+	if _, err := clients[0].c.call(ctx, "test_tool_with_progress", nil, map[string]any{"progressToken": "nginx"}); err != nil {
+		t.Fatal(err)
+	}
+	returned := time.Now()
+	o.get(func(o *observed) bool {
+		if len(o.progressAt) != 3 || returned.Sub(o.progressAt[0]) < 80*time.Millisecond {
+			t.Errorf("progress through nginx: %v at %v, the result at %v: not streamed", o.progress, o.progressAt, returned)
+		}
+		return true
+	})
+
+	// Park nine calls by hand, and find the replica holding each.
+	parkedOn := func() []float64 {
+		var v []float64
+		for _, r := range replicas {
+			v = append(v, metricValue(t, metrics(r), "hangar_mrtr_parked_calls"))
+		}
+		return v
+	}
+	type parkedCall struct {
+		args                 map[string]any
+		state, key, question string
+		holder               int
+	}
+	var calls []*parkedCall
+	raw := hc
+	for i := range 9 {
+		before := parkedOn()
+		args := map[string]any{"message": fmt.Sprint("parked-", i)}
+		_, msg := post2026(t, raw, url, "tools/call", map[string]any{"name": "ask", "arguments": args})
+		pc := &parkedCall{args: args, holder: -1}
+		pc.state, pc.key, pc.question = inputRequired(t, msg)
+		after := parkedOn()
+		for j := range after {
+			if after[j] == before[j]+1 {
+				pc.holder = j
+			}
+		}
+		if pc.holder < 0 {
+			t.Fatalf("parked call %d: no replica's hangar_mrtr_parked_calls went up (%v, then %v)", i, before, after)
+		}
+		calls = append(calls, pc)
+	}
+	held := make([]int, len(replicas))
+	for _, pc := range calls {
+		held[pc.holder]++
+	}
+	victim := slices.Index(held, slices.Max(held))
+	t.Logf("parked calls per replica: %v; killing %s", held, replicas[victim].Name)
+	replicas[victim].proc.cmd.Process.Kill()
+	<-replicas[victim].proc.done
+
+	lost := 0
+	for i, pc := range calls {
+		params := map[string]any{"name": "ask", "arguments": pc.args, "requestState": pc.state,
+			"inputResponses": map[string]any{pc.key: map[string]any{"action": "accept", "content": map[string]any{"name": userName}}}}
+		status, msg := post2026(t, raw, url, "tools/call", params)
+		if pc.holder == victim {
+			// A clean error telling the client to start again.
+			e, _ := msg["error"].(map[string]any)
+			if m, _ := e["message"].(string); status != http.StatusBadRequest || e["code"] != float64(-32602) || !strings.Contains(m, "start the request again") {
+				t.Errorf("retry of call %d, held by the killed replica: HTTP %d %v; want 400 and invalid params telling to start again", i, status, msg)
+			}
+			lost++
+			// Starting again works, on a live replica.
+			_, msg = post2026(t, raw, url, "tools/call", map[string]any{"name": "ask", "arguments": pc.args})
+			state, key, question := inputRequired(t, msg)
+			pc.state, pc.key, pc.question = state, key, question
+			params["requestState"] = state
+			params["inputResponses"] = map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": userName}}}
+			status, msg = post2026(t, raw, url, "tools/call", params)
+		}
+		var a struct {
+			Nonce   string
+			Content map[string]any
+		}
+		json.Unmarshal([]byte(resultText(msg)), &a)
+		if status != http.StatusOK || a.Content["name"] != userName || pc.question != fmt.Sprint("parked-", i)+" "+a.Nonce {
+			t.Errorf("call %d (held by %s): HTTP %d %v", i, replicas[pc.holder].Name, status, msg)
+		}
+	}
+	t.Logf("%d parked calls lost with their replica (each told to start again, and started again), %d completed", lost, len(calls)-lost)
+
+	// The go-sdk clients lose nothing: they go on, on the live replicas.
+	askAll("after the kill")
+	if conv.Legacy() != 0 {
+		t.Errorf("%d exchanges at an earlier revision", conv.Legacy())
+	}
 }

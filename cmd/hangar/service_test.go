@@ -211,9 +211,12 @@ plugins:
 	}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	t.Cleanup(tr.CloseIdleConnections)
+	// Clients of 2025-11-25, so that they open sessions, which the
+	// metrics count.
 	connect := func(token string) (*mcp.ClientSession, error) {
 		return mcp.NewClient(&mcp.Implementation{Name: "tls-test", Version: "1"}, nil).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authedTransport{token, tr}}}, nil)
+			&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authedTransport{token, tr}}},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	}
 	if _, err := connect(""); err == nil {
 		t.Error("connected without a token")
@@ -322,8 +325,17 @@ func TestWarm(t *testing.T) {
 // not ""), adds a note with examples/notes, and disconnects.
 func addNoteOnce(t *testing.T, base, token string) *mcp.ClientSession {
 	t.Helper()
+	return addNoteOnceAt(t, base, token, "")
+}
+
+// addNoteOnceAt is addNoteOnce with a client that asks for protocol
+// version (its latest, 2026-07-28, when ""): 2025-11-25 and older open a
+// session.
+func addNoteOnceAt(t *testing.T, base, token, version string) *mcp.ClientSession {
+	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "note-test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authedTransport{token, http.DefaultTransport}}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authedTransport{token, http.DefaultTransport}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}

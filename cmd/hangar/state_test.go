@@ -40,16 +40,19 @@ func TestServeKeepsPluginState(t *testing.T) {
 }
 
 // startServe starts hangar serve on plugin over transport and connects a
-// client.
+// client of 2025-11-25: in a session, a tool's list_changed reaches the
+// client before the call's result. (A 2026-07-28 client that does not
+// listen for list changes may list from its cache for the list's ttlMs.)
 func startServe(t *testing.T, transport, cache, plugin string) (*mcp.ClientSession, func()) {
 	t.Helper()
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "state-test", Version: "1"}, nil)
+	session := &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 	if transport == "stdio" {
 		cmd := exec.Command(hangar, "serve", "--log-level", "warn", plugin)
 		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 		cmd.Stderr = os.Stderr
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, session)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +90,7 @@ func startServe(t *testing.T, transport, cache, plugin string) (*mcp.ClientSessi
 		stop()
 		t.Fatal("hangar did not log its URL")
 	}
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, session)
 	if err != nil {
 		stop()
 		t.Fatal(err)

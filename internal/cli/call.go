@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -64,7 +65,7 @@ func runCall(ctx context.Context, env *Env, args []string) error {
 			return fmt.Errorf("arguments must be a JSON object: %s", rest[1])
 		}
 	}
-	p, _, done, err := f.load(ctx, env, file)
+	p, spec, done, err := f.load(ctx, env, file)
 	if err != nil {
 		return err
 	}
@@ -82,6 +83,9 @@ func runCall(ctx context.Context, env *Env, args []string) error {
 		Meta:      mcp.Meta{"progressToken": "hangar-call"},
 	})
 	if err != nil {
+		if hint := unknownToolHint(ctx, cs, tool, spec.Prefix); hint != "" {
+			return fmt.Errorf("calling tool %s: %w\n%s", tool, err, hint)
+		}
 		return fmt.Errorf("calling tool %s: %w", tool, err)
 	}
 	switch {
@@ -116,4 +120,40 @@ func printContent(w io.Writer, res *mcp.CallToolResult) {
 		b, _ := json.Marshal(res.StructuredContent)
 		fmt.Fprintln(w, string(b))
 	}
+}
+
+// unknownToolHint says which tools there are when tool is not one of them,
+// and which was meant when tool is a prefixed name: call takes the
+// plugin's own names, which clients see behind the configured prefix.
+func unknownToolHint(ctx context.Context, cs *mcp.ClientSession, tool, prefix string) string {
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return ""
+	}
+	names := make([]string, 0, len(list.Tools))
+	for _, t := range list.Tools {
+		if t.Name == tool {
+			return "" // another failure
+		}
+		names = append(names, t.Name)
+	}
+	var b strings.Builder
+	for _, n := range names {
+		if strings.HasSuffix(tool, "_"+n) {
+			had := strings.TrimSuffix(tool, "_"+n)
+			switch {
+			case prefix != "" && had == prefix:
+				fmt.Fprintf(&b, "hint: hangar call takes the plugin's own tool names, without the prefix %q that clients see: call %q\n", prefix, n)
+			default:
+				fmt.Fprintf(&b, "hint: hangar call takes the plugin's own tool names, without a prefix: did you mean %q?\n", n)
+			}
+			break
+		}
+	}
+	if len(names) == 0 {
+		b.WriteString("the plugin offers no tools")
+	} else {
+		fmt.Fprintf(&b, "the plugin's tools are: %s", strings.Join(names, ", "))
+	}
+	return b.String()
 }

@@ -79,6 +79,10 @@ func Main(ctx context.Context, args []string, env *Env) int {
 			c.help(env.Stdout)
 			return 0
 		}
+		if s := suggestCommand(rest[0]); s != "" {
+			fmt.Fprintf(env.Stderr, "hangar: unknown command %q; did you mean %q?\n", rest[0], s)
+			return 2
+		}
 		fmt.Fprintf(env.Stderr, "hangar: unknown command %q\n", rest[0])
 		return 2
 	case "--version", "-version":
@@ -86,6 +90,10 @@ func Main(ctx context.Context, args []string, env *Env) int {
 	}
 	c := lookup(name)
 	if c == nil {
+		if s := suggestCommand(name); s != "" {
+			fmt.Fprintf(env.Stderr, "hangar: unknown command %q; did you mean %q?\nRun \"hangar help\" for the list of commands.\n", name, s)
+			return 2
+		}
 		fmt.Fprintf(env.Stderr, "hangar: unknown command %q\n\n", name)
 		usage(env.Stderr)
 		return 2
@@ -103,6 +111,15 @@ func Main(ctx context.Context, args []string, env *Env) int {
 	}
 	fmt.Fprintf(env.Stderr, "hangar %s: %v\n", c.name, err)
 	return 1
+}
+
+// suggestCommand returns the command name was likely meant to be, or "".
+func suggestCommand(name string) string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return closest(name, names)
 }
 
 func lookup(name string) *command {

@@ -163,11 +163,16 @@ func runClientConfig(ctx context.Context, env *Env, args []string) error {
 	if len(values) > 0 {
 		entry.Env = values
 	}
-	out, err := json.MarshalIndent(map[string]map[string]clientEntry{client.servers: {f.name: entry}}, "", "  ")
-	if err != nil {
+	// Placeholders are "<value of NAME>": HTML escaping would write them
+	// \u003cvalue of NAME\u003e.
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(map[string]map[string]clientEntry{client.servers: {f.name: entry}}); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(env.Stdout, "%s\n", inlineStringArrays(out)); err != nil {
+	if _, err := fmt.Fprintf(env.Stdout, "%s\n", inlineStringArrays([]byte(strings.TrimSuffix(buf.String(), "\n")))); err != nil {
 		return err
 	}
 	noteClientConfig(env.Stderr, client, f.name, command, values, fromEnv)
@@ -203,16 +208,39 @@ func noteClientConfig(w io.Writer, client desktopClient, name, command string, v
 			fmt.Fprintf(w, "hangar client-config: env %s: not set here: replace %q with its value\n", n, values[n])
 		}
 	}
-	if temporaryBuild(command) {
+	if temporaryBuild(command, os.Getenv) {
 		fmt.Fprintf(w, "hangar client-config: %s is a temporary build (go run) that will be gone: install hangar (for example go build -o /usr/local/bin/hangar ./cmd/hangar) and run client-config with it, or give --command PATH\n", command)
 	}
 }
 
-// temporaryBuild reports whether path looks like a binary of go run, built
-// in a go-build directory under the temporary directory.
-func temporaryBuild(path string) bool {
-	rel, err := filepath.Rel(os.TempDir(), path)
-	return err == nil && !strings.HasPrefix(rel, "..") && strings.Contains(filepath.ToSlash(rel), "go-build")
+// temporaryBuild reports whether path looks like a binary of go run: built
+// in a go-build directory under the temporary directory (or $GOTMPDIR), or
+// kept in Go's build cache ($GOCACHE, by default go-build under the user
+// cache directory), which go run uses for the binaries it caches and go
+// clean empties.
+func temporaryBuild(path string, getenv func(string) string) bool {
+	under := func(dir string) (string, bool) {
+		if dir == "" {
+			return "", false
+		}
+		rel, err := filepath.Rel(dir, path)
+		return filepath.ToSlash(rel), err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+	}
+	for _, tmp := range []string{os.TempDir(), getenv("GOTMPDIR")} {
+		if rel, ok := under(tmp); ok && strings.Contains(rel, "go-build") {
+			return true
+		}
+	}
+	cache := getenv("GOCACHE")
+	if cache == "" || cache == "off" {
+		if dir, err := os.UserCacheDir(); err == nil {
+			cache = filepath.Join(dir, "go-build")
+		}
+	}
+	if _, ok := under(cache); ok {
+		return true
+	}
+	return slices.Contains(strings.Split(filepath.ToSlash(path), "/"), "go-build")
 }
 
 // unsetHint adds to err, if it reports variables that are not set (or

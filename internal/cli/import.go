@@ -354,7 +354,14 @@ func (im *importer) plugin(p hyperPlugin, names map[string]bool) *yaml.Node {
 			}
 			limits.Content = append(limits.Content, str("memory"), str(size))
 		case "tool_name_prefix":
-			add("prefix", str(fmt.Sprint(v)))
+			prefix, comment := convertPrefix(fmt.Sprint(v))
+			if comment != "" {
+				comments = append(comments, comment)
+				im.note("%s: %s", label, comment)
+			}
+			if prefix != "" {
+				add("prefix", str(prefix))
+			}
 		case "skip_tools", "skip_prompts", "skip_resources", "skip_resource_templates":
 			comments = append(comments, k+": not supported; Hangar serves all of a plugin's "+strings.TrimPrefix(k, "skip_"))
 			im.note("%s: %s is not supported (Hangar serves all of a plugin's %s); not imported", label, k, strings.ReplaceAll(strings.TrimPrefix(k, "skip_"), "_", " "))
@@ -480,6 +487,31 @@ func convertEnvValue(s string) (string, string) {
 }
 
 var sizeRe = regexp.MustCompile(`^\s*([0-9]+)\s*([A-Za-z]*)\s*$`)
+
+// hangarPrefix is what Hangar accepts as a prefix (see package config).
+var hangarPrefix = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.-]{0,31}$`)
+
+// convertPrefix converts hyper-mcp's tool_name_prefix, which is put before
+// tool names as it is ("hi_" makes "hi_greet"), to Hangar's prefix, which
+// is joined with "_" ("hi" makes "hi_greet"). comment says what differs,
+// if anything; prefix is "" when none can be made.
+func convertPrefix(tp string) (prefix, comment string) {
+	base, joined := strings.CutSuffix(tp, "_")
+	if hangarPrefix.MatchString(base) {
+		if joined {
+			return base, ""
+		}
+		return base, fmt.Sprintf("tool_name_prefix %q: Hangar joins its prefix to names with \"_\": tools are named %s_NAME, where hyper-mcp named them %sNAME", tp, base, tp)
+	}
+	fixed := strings.Trim(regexp.MustCompile(`[^A-Za-z0-9.-]+`).ReplaceAllString(base, "-"), "-.")
+	if len(fixed) > 32 {
+		fixed = fixed[:32]
+	}
+	if !hangarPrefix.MatchString(fixed) {
+		return "", fmt.Sprintf("tool_name_prefix %q: no Hangar prefix can be made of it (1 to 32 letters, digits, \".\" and \"-\", starting with a letter); not imported", tp)
+	}
+	return fixed, fmt.Sprintf("tool_name_prefix %q: Hangar prefixes are letters, digits, \".\" and \"-\", joined to names with \"_\": tools are named %s_NAME", tp, fixed)
+}
 
 // convertSize converts a hyper-mcp (bytesize) size to Hangar's notation.
 func convertSize(s string) (string, string) {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -58,11 +57,17 @@ func runInspect(ctx context.Context, env *Env, args []string) error {
 		inspectCmd.help(env.Stderr)
 		return errUsage
 	}
+	// Listing needs no secret: variables the configuration gives the
+	// plugin (grants.env) may be unset; the plugin sees them empty.
+	f.anyEnv = true
 	p, spec, done, err := f.load(ctx, env, file)
 	if err != nil {
 		return err
 	}
 	defer done()
+	for _, name := range f.unset {
+		fmt.Fprintf(env.Stderr, "hangar inspect: %s is not set; listing with it empty (serve and call need it set)\n", name)
+	}
 
 	in := inspection{Plugin: p.Name(), Prefix: spec.Prefix, Interface: p.Interface().String()}
 	for _, e := range []string{"call_tool", "list_tools", "list_prompts", "get_prompt", "list_resources",
@@ -81,7 +86,7 @@ func runInspect(ctx context.Context, env *Env, args []string) error {
 	errs = append(errs, e)
 	in.Prompts, e = p.ListPrompts(ctx, nil)
 	errs = append(errs, e)
-	if err := errors.Join(errs...); err != nil {
+	if err := joinErrors(errs...); err != nil {
 		return err
 	}
 	if f.json {

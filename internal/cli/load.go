@@ -49,11 +49,10 @@ func loadPlugins(ctx context.Context, e *plugin.Engine, specs []config.Plugin, l
 	for i, spec := range specs {
 		wg.Go(func() {
 			wasm, err := readPlugin(ctx, spec, log)
-			if err != nil {
-				errs[i] = fmt.Errorf("plugin %s: %w", spec.Name, err)
-				return
+			if err == nil {
+				plugins[i], err = e.Load(ctx, wasm, pluginOptions(spec, log))
 			}
-			plugins[i], errs[i] = e.Load(ctx, wasm, pluginOptions(spec, log))
+			errs[i] = pluginError(spec.Name, err)
 		})
 	}
 	wg.Wait()

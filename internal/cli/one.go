@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,6 +25,12 @@ type oneFlags struct {
 	set    setFlag
 	config string
 	plugin string
+
+	// anyEnv loads the configuration with the ${NAME} references of
+	// unset variables left empty (for a command that only lists), and
+	// unset names them.
+	anyEnv bool
+	unset  []string
 }
 
 func (f *oneFlags) register(fs *flag.FlagSet, jsonUsage string) {
@@ -65,7 +73,20 @@ func (f *oneFlags) spec(file string) (config.Plugin, error) {
 	if f.config == "" {
 		spec = config.Single(file)
 	} else {
-		cfg, err := config.Load(f.config)
+		var getenv func(string) (string, bool)
+		if f.anyEnv {
+			getenv = func(name string) (string, bool) {
+				v, ok := os.LookupEnv(name)
+				if !ok || v == config.EnvPlaceholder(name) {
+					if !slices.Contains(f.unset, name) {
+						f.unset = append(f.unset, name)
+					}
+					return "", true
+				}
+				return v, true
+			}
+		}
+		cfg, err := loadConfigEnv(f.config, getenv)
 		if err != nil {
 			return spec, err
 		}

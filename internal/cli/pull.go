@@ -135,7 +135,7 @@ func runPull(ctx context.Context, env *Env, args []string) error {
 
 // pullConfig resolves every plugin of a configuration and writes its lock.
 func pullConfig(ctx context.Context, out io.Writer, r *source.Resolver, path string, update bool) error {
-	cfg, err := config.Load(path)
+	cfg, err := loadConfig(path)
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,11 @@ func isOffline(ctx context.Context) bool {
 // something new was resolved; failing to write it is only a warning.
 func readPlugin(ctx context.Context, spec config.Plugin, log *slog.Logger) ([]byte, error) {
 	if (spec.Kind == config.SourceFile || spec.Kind == "") && spec.LockFile == "" && spec.SHA256 == "" {
-		return source.ReadModule(spec.Path, 0)
+		wasm, err := source.ReadModule(spec.Path, 0)
+		if err == nil {
+			err = checkModule(spec.Source, wasm)
+		}
+		return wasm, err
 	}
 	r := &source.Resolver{Logger: log, Verifier: pluginVerifier(log)}
 	if spec.Kind != config.SourceFile && spec.Kind != "" {
@@ -314,7 +318,11 @@ func readPlugin(ctx context.Context, spec config.Plugin, log *slog.Logger) ([]by
 	if a.Locked {
 		log.Debug("plugin locked", "plugin", spec.Name, "manifest", a.Manifest, "sha256", a.SHA256())
 	}
-	return a.Read()
+	wasm, err := a.Read()
+	if err == nil {
+		err = checkModule(spec.Source, wasm)
+	}
+	return wasm, err
 }
 
 // migrateLock gives the lock file at path the entries of the plugins named

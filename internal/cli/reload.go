@@ -46,7 +46,7 @@ type reloader struct {
 	path    string          // configuration file
 	extra   []config.Plugin // plugins named on the command line
 	http    config.HTTP     // as served; not changed by a reload
-	service [3]any          // the metrics, tracing and deployment sections, as served
+	service [4]any          // the metrics, tracing, deployment and mrtr sections, as served
 	engine  func() (*plugin.Engine, error)
 	srv     *server.Server
 	log     *slog.Logger
@@ -193,15 +193,15 @@ func logErrorLines(log *slog.Logger, msg string, err error) {
 }
 
 func (r *reloader) swap(ctx context.Context) error {
-	cfg, err := config.Load(r.path)
+	cfg, err := loadConfig(r.path)
 	if err != nil {
 		return err
 	}
 	if !reflect.DeepEqual(cfg.HTTP, r.http) {
 		r.log.Warn("the http section changed; it takes effect at the next start")
 	}
-	if !reflect.DeepEqual([3]any{cfg.Metrics, cfg.Tracing, cfg.Deployment}, r.service) {
-		r.log.Warn("the metrics, tracing or deployment section changed; it takes effect at the next start")
+	if !reflect.DeepEqual([4]any{cfg.Metrics, cfg.Tracing, cfg.Deployment, cfg.MRTR}, r.service) {
+		r.log.Warn("the metrics, tracing, deployment or mrtr section changed; it takes effect at the next start")
 	}
 	specs := append(cfg.Plugins, r.extra...)
 	if err := uniqueNames(specs); err != nil {

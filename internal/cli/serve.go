@@ -39,7 +39,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.http, "http", "", "serve Streamable HTTP on this address (host:port), at path "+server.Path)
 	fs.BoolVar(&f.stdio, "stdio", false, "serve on stdin/stdout even if the configuration sets http.addr")
 	fs.BoolVar(&f.offline, "offline", false, "use no network for plugin sources: https:// and oci:// plugins must be in the cache (oci:// also in the lock file)")
-	fs.StringVar(&f.replica, "replica", "", "start every session ID with `NAME`"+server.ReplicaSeparator+", so that a load balancer can send a session's requests back to this server (see docs/production.md)")
+	fs.StringVar(&f.replica, "replica", "", "name this replica `NAME`: every session ID starts with NAME"+server.ReplicaSeparator+", so that a load balancer can send a session's requests back to this server, and MCP 2026-07-28 retries are forwarded to it (overrides mrtr.replica; see docs/production.md, docs/mcp-2026.md)")
 	fs.BoolVar(&f.noFast, "no-fast-path", false, "answer tools/call and resources/read through the MCP SDK too, not Hangar's faster path (same answers; for comparison)")
 }
 
@@ -89,6 +89,13 @@ listener of their own. A tracing section exports OpenTelemetry spans over
 OTLP/HTTP. --replica NAME starts session IDs with NAME~, for a load
 balancer in front of several servers. docs/production.md has the details.
 
+Clients of MCP 2026-07-28 are served on the same endpoint and stdio,
+without sessions; a plugin that asks such a client for input is parked
+until the client's retry. The mrtr section sets how long a call may wait,
+the caps, the key that seals request states (the same on every replica),
+and where the other replicas are, to forward a retry to the one holding
+its call. docs/mcp-2026.md has the details.
+
 With --config, the configuration is reloaded when the file changes and on
 SIGHUP: the new plugin set is loaded and checked beside the old one, then
 swapped in without dropping sessions (clients are told the lists changed).
@@ -128,9 +135,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 
-	cfg := &config.Config{HTTP: config.DefaultHTTP()}
+	cfg := &config.Config{HTTP: config.DefaultHTTP(), MRTR: config.DefaultMRTR()}
 	if f.config != "" {
-		if cfg, err = config.Load(f.config); err != nil {
+		if cfg, err = loadConfig(f.config); err != nil {
 			return unsetHint(err)
 		}
 	}
@@ -229,7 +236,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	log.Info("plugins listed; serving", "count", len(bgs), "elapsed", time.Since(start).Round(time.Millisecond))
 	go whenLoaded(ctx, bgs, start, prog, log)
 
-	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [3]any{cfg.Metrics, cfg.Tracing, cfg.Deployment}, engine: engine, srv: srv, log: log, metrics: sv.metrics}
+	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [4]any{cfg.Metrics, cfg.Tracing, cfg.Deployment, cfg.MRTR}, engine: engine, srv: srv, log: log, metrics: sv.metrics}
 	for _, b := range bgs {
 		r.current = append(r.current, running{spec: b.spec, digest: moduleDigest(b.spec), bg: b})
 	}

@@ -105,7 +105,17 @@ func (sv *service) serverOptions(o *server.Options, replica string) {
 	if sv.tracing != nil {
 		o.TracerProvider = sv.tracing
 	}
-	o.Replica = replica
+	m := sv.cfg.MRTR
+	o.Replica = m.Replica
+	if replica != "" {
+		o.Replica = replica
+	}
+	o.StateKey, o.PreviousStateKeys = m.StateKey, m.PreviousStateKeys
+	o.ParkTimeout, o.MaxParked, o.MaxParkedPerPrincipal = m.ParkTimeout, m.MaxParked, m.MaxParkedPerPrincipal
+	o.PeerURL, o.Peers = m.PeerURL, m.Peers
+	if m.StateKey != nil {
+		sv.log.Info("MCP 2026-07-28 request states are sealed with the configured key", "from", m.StateKeyFrom, "previous_keys", len(m.PreviousStateKeys))
+	}
 }
 
 // httpOptions adds authentication, readiness and metrics to the options of

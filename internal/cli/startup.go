@@ -246,7 +246,7 @@ func (st *starter) start(ctx context.Context, specs []config.Plugin) ([]*backgro
 	late := st.collect(lists, got, specs)
 	for i := range specs {
 		if got[i] && lists[i].err != nil {
-			errs = append(errs, fmt.Errorf("plugin %s: %w", specs[i].Name, lists[i].err))
+			errs = append(errs, pluginError(specs[i].Name, lists[i].err))
 		}
 	}
 	if len(late) > 0 && len(errs) == 0 {
@@ -608,7 +608,7 @@ func (st *starter) compile(ctx context.Context, index int, wasm []byte, spec con
 	end()
 	if err != nil {
 		p.Close(context.Background())
-		return nil, nil, fmt.Errorf("plugin %s: %w", spec.Name, err)
+		return nil, nil, pluginError(spec.Name, err)
 	}
 	return p, live, nil
 }
@@ -687,18 +687,28 @@ func whenLoaded(ctx context.Context, bgs []*background, start time.Time, p *prog
 	}
 	p.close()
 	failed := map[string]string{}
+	var stopped []string
 	onDemand := 0
 	for _, b := range bgs {
-		if err := b.loading.Err(); err != nil {
+		switch err := b.loading.Err(); {
+		case errors.Is(err, plugin.ErrClosed):
+			// Hangar is stopping (a stdio client closed its end early)
+			// or a reload replaced the plugin: not a failure.
+			stopped = append(stopped, b.spec.Name)
+		case err != nil:
 			failed[b.spec.Name] = err.Error()
-		} else if b.loading.Plugin() == nil {
-			onDemand++
+		case b.loading.Plugin() == nil:
+			onDemand++ // compiled on its first call
 		}
 	}
 	elapsed := time.Since(start).Round(time.Millisecond)
-	if len(failed) > 0 {
+	switch {
+	case len(stopped) > 0 && len(failed) == 0:
+		log.Debug("loading stopped: hangar is stopping, or a reload replaced plugins", "plugins", stopped, "elapsed", elapsed)
+		return
+	case len(failed) > 0:
 		log.Warn("ready, but some plugins failed to load", "plugins", len(bgs), "failed", failed, "on_first_call", onDemand, "elapsed", elapsed)
-	} else {
+	default:
 		log.Info("ready", "plugins", len(bgs), "on_first_call", onDemand, "elapsed", elapsed)
 	}
 	// Compiling leaves hundreds of megabytes of garbage behind; give it

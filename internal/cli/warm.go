@@ -60,7 +60,7 @@ func runWarm(ctx context.Context, env *Env, args []string) error {
 	}
 	var specs []config.Plugin
 	if f.config != "" {
-		cfg, err := config.Load(f.config)
+		cfg, err := loadConfig(f.config)
 		if err != nil {
 			return err
 		}

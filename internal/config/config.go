@@ -49,6 +49,7 @@ type Config struct {
 	Metrics    Metrics
 	Tracing    *Tracing   // nil: tracing is off
 	Deployment Deployment // the zero value: a server alone
+	MRTR       MRTR       // MCP 2026-07-28's parked calls (mrtr.go)
 	Plugins    []Plugin   // in file order; nil when the file lists none
 }
 

@@ -95,6 +95,9 @@ func TestFullExample(t *testing.T) {
 	if cfg.Plugins[0].Limits != DefaultLimits() {
 		t.Errorf("hello limits = %+v, want defaults", cfg.Plugins[0].Limits)
 	}
+	if m := cfg.MRTR; len(m.StateKey) != 32 || m.StateKey[0] != 0 || m.StateKey[31] != 31 || len(m.PreviousStateKeys) != 1 || m.ParkTimeout != 5*time.Minute || m.MaxParkedPerPrincipal != 4 || m.Peers["r2"] == "" {
+		t.Errorf("mrtr = %+v", m)
+	}
 }
 
 // checkGolden compares cfg, as JSON with dir written $TESTDATA, with the

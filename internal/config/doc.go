@@ -52,8 +52,8 @@
 //
 // # Top level
 //
-// The top level is a mapping with five optional keys, http, metrics,
-// tracing, deployment and plugins. An empty file, or one holding only comments, is
+// The top level is a mapping with six optional keys, http, metrics,
+// tracing, deployment, mrtr and plugins. An empty file, or one holding only comments, is
 // valid: it configures a server with no plugins. So is a file whose plugins
 // list is empty or missing.
 //
@@ -186,6 +186,39 @@
 //     unspecified one (0.0.0.0, [::]) for every address of this machine,
 //     as for the server's own listeners. Port 0 and duplicates are errors.
 //     Takes effect at the next start, not at a reload.
+//
+// # mrtr
+//
+// MCP 2026-07-28's multi round-trip requests: a plugin's call that asks its
+// client for input (sampling, elicitation, roots) is parked until the
+// client's retry, which its requestState leads back to it
+// (docs/mcp-2026.md).
+//
+//   - replica: this replica's name, written into the states it issues and
+//     at the start of its session IDs; 1 to 63 letters, digits, ".", "_"
+//     and "-", starting with a letter or digit. The --replica flag
+//     overrides it. Default: none.
+//   - state_key_file, state_key_env (at most one): the key that seals the
+//     states, the same on every replica: a file (relative to the
+//     configuration file's directory), or the name of an environment
+//     variable, holding 32 random bytes written as 64 hexadecimal digits
+//     or in Base64 (a file may also hold the 32 bytes as they are). The
+//     key itself is never written in the configuration (state_key is an
+//     error). Default: a random key for each process; a retry that reaches
+//     another replica must then start again.
+//   - previous_state_key_files: files of keys that still open states but
+//     never seal them, while a new key rolls out. Default: none.
+//   - park_timeout: how long a parked call waits for its retry before it
+//     is cancelled; at most 24h. Default 10m.
+//   - max_parked, max_parked_per_principal: the parked calls one server,
+//     and one authenticated caller, may hold; a call that would park
+//     beyond a cap fails its request. Defaults 1000 and 8.
+//   - peer_url: where a replica serves MCP, with {replica} for its name
+//     (http://{replica}:8080/mcp), an absolute http or https URL without
+//     credentials; a retry reaching this replica while another holds its
+//     call is forwarded there. Default: none (it is told to start again).
+//   - peers: a mapping of replica names to such URLs, which takes
+//     precedence over peer_url.
 //
 // # plugins
 //

@@ -36,15 +36,15 @@ func TestErrors(t *testing.T) {
 		{"two documents", "plugins: []\n---\nplugins: []\n", []string{
 			"test.yaml:2:1: a configuration file holds one YAML document; remove the second document and its \"---\" separator"}},
 		{"top level list", "- name: a\n", []string{
-			"test.yaml:1:1: the top level must be a mapping with the keys http, metrics, tracing, deployment and plugins, got a list"}},
+			"test.yaml:1:1: the top level must be a mapping with the keys http, metrics, tracing, deployment, mrtr and plugins, got a list"}},
 		{"top level scalar", "hangar\n", []string{
-			`test.yaml:1:1: the top level must be a mapping with the keys http, metrics, tracing, deployment and plugins, got the string "hangar"`}},
+			`test.yaml:1:1: the top level must be a mapping with the keys http, metrics, tracing, deployment, mrtr and plugins, got the string "hangar"`}},
 
 		// Unknown keys.
 		{"unknown top-level key with suggestion", "plugin: []\n", []string{
 			`test.yaml:1:1: unknown key "plugin"; did you mean "plugins"?`}},
 		{"unknown key without suggestion", "version: 2\n", []string{
-			`test.yaml:1:1: unknown key "version"; known keys are http, metrics, tracing, deployment, plugins`}},
+			`test.yaml:1:1: unknown key "version"; known keys are http, metrics, tracing, deployment, mrtr, plugins`}},
 		{"plugin key at top level", "name: a\n", []string{
 			`test.yaml:1:1: unknown key "name" (plugin settings belong in an item of the plugins list)`}},
 		{"http key at top level", "addr: :80\n", []string{
@@ -68,7 +68,7 @@ func TestErrors(t *testing.T) {
 		{"duplicate plugin key", head + "    name: b\n", []string{
 			`test.yaml:4:5: plugins[0]: duplicate key "name" (first on line 2)`}},
 		{"duplicate unknown key", "x: 1\nx: 2\n", []string{
-			`test.yaml:1:1: unknown key "x"; known keys are http, metrics, tracing, deployment, plugins`,
+			`test.yaml:1:1: unknown key "x"; known keys are http, metrics, tracing, deployment, mrtr, plugins`,
 			`test.yaml:2:1: duplicate key "x" (first on line 1)`}},
 		{"duplicate config key", head + "    config:\n      k: 1\n      k: 2\n", []string{
 			`test.yaml:6:7: plugins[0].config: duplicate key "k" (first on line 5)`}},
@@ -287,7 +287,7 @@ func TestErrorFiles(t *testing.T) {
 			`testdata/bad.json:10:15: plugins[1].name: duplicate plugin name "hello" (first used on line 4)`,
 			`testdata/bad.json:12:17: plugins[1].prefix: invalid prefix "1x": use 1 to 32 letters, digits, "." and "-", starting with a letter`,
 			`testdata/bad.json:13:7: plugins[1]: duplicate key "prefix" (first on line 12)`,
-			`testdata/bad.json:16:3: unknown key "extra"; known keys are http, metrics, tracing, deployment, plugins`,
+			`testdata/bad.json:16:3: unknown key "extra"; known keys are http, metrics, tracing, deployment, mrtr, plugins`,
 		}},
 	} {
 		data, err := os.ReadFile(tc.file)

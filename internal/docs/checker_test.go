@@ -138,3 +138,38 @@ func TestLinksAndAnchors(t *testing.T) {
 		t.Errorf("anchors = %q", a)
 	}
 }
+
+// TestSectionRefs: a prose reference to a section of the README that is
+// not there (it moved to docs/) is found; so is one the checker cannot
+// check; links and quoted headings that exist pass.
+func TestSectionRefs(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "docs"), 0o755)
+	os.WriteFile(filepath.Join(root, "README.md"), []byte("# Hangar\n\n## Set-up\n\n## Write a plugin in 5 minutes\n\n```sh\n# Network\n```\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "docs", "sandbox.md"), []byte("# The sandbox\n\n## Network: `allowed_hosts`\n"), 0o644)
+	doc := "# Doc\n\n" +
+		"The README's \"Write a plugin in 5 minutes\" is short; see the README, \"Set-up\".\n" + // 3: fine
+		"It is in sandbox.md's \"Network: allowed_hosts\" and [the README](../README.md#set-up).\n" + // 4: fine
+		"Checked on every redirect (see the README, \"Network\").\n" + // 5: moved
+		"See the README's \"Instances and state\".\n" + // 6: moved
+		"Whatever their grants (see the sandbox section of the README).\n" + // 7: not checkable
+		"See the README's Configuration and The sandbox.\n" + // 8: not checkable
+		"See sandbox.md's \"Files\".\n" + // 9: no such heading
+		"`the README's \"Nothing\"` in code is not prose.\n" // 10: fine
+	got := checkSectionRefs(root, "docs/doc.md", doc)
+	want := []string{
+		`docs/doc.md:5: reference to the section "Network" of README.md, which has no such heading`,
+		`docs/doc.md:6: reference to the section "Instances and state" of README.md, which has no such heading`,
+		`docs/doc.md:7: "section of the README" refers to a section by a name the checker cannot check`,
+		`docs/doc.md:8: "README's Configuration" refers to a section by a name the checker cannot check`,
+		`docs/doc.md:9: reference to the section "Files" of sandbox.md, which has no such heading`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("problems:\n%s", strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("problem %d = %q, want %q...", i, got[i], w)
+		}
+	}
+}

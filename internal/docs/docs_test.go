@@ -160,6 +160,7 @@ func TestDocs(t *testing.T) {
 				d.check(b)
 			}
 			d.problems = append(d.problems, checkLinks(root, file, string(data))...)
+			d.problems = append(d.problems, checkSectionRefs(root, file, string(data))...)
 			for _, p := range d.problems {
 				t.Error(p)
 			}
@@ -429,6 +430,10 @@ func (d *docCheck) checkTokens(b *block) {
 }
 
 // fileRefs finds the files and directories a configuration refers to.
+// standInStateKey stands for the state key file a block names
+// (mrtr.state_key_file): 32 bytes in hex.
+const standInStateKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n"
+
 func fileRefs(doc *yaml.Node) []fileRef {
 	var refs []fileRef
 	value := func(m *yaml.Node, key string) *yaml.Node {
@@ -453,6 +458,18 @@ func fileRefs(doc *yaml.Node) []fileRef {
 	}
 	if s := scalar(value(value(value(doc.Content[0], "http"), "auth"), "tokens_file")); s != "" {
 		refs = append(refs, fileRef{path: s, data: []byte(standInTokens)})
+	}
+	if m := value(doc.Content[0], "mrtr"); m != nil {
+		if s := scalar(value(m, "state_key_file")); s != "" {
+			refs = append(refs, fileRef{path: s, data: []byte(standInStateKey)})
+		}
+		if l := value(m, "previous_state_key_files"); l != nil && l.Kind == yaml.SequenceNode {
+			for _, it := range l.Content {
+				if s := scalar(it); s != "" {
+					refs = append(refs, fileRef{path: s, data: []byte(standInStateKey)})
+				}
+			}
+		}
 	}
 	plugins := value(doc.Content[0], "plugins")
 	if plugins == nil || plugins.Kind != yaml.SequenceNode {
@@ -909,6 +926,79 @@ func checkLinks(root, file, text string) []string {
 		}
 	}
 	return problems
+}
+
+// Prose references to sections of another document: the README's
+// "Instances and state", see the README, "Network", the sandbox section of
+// the README. Sections move (most of the README's went to docs/), and
+// nothing but a link is checked, so a reference must be a link (whose
+// anchor checkLinks checks) or name a heading that exists, in quotes.
+var (
+	// `README's "Section"`, `README, "Section"`, `README section "Section"`
+	quotedSectionRE = regexp.MustCompile(`\b((?:[\w-]+/)*[\w.-]+\.md|README|RATIONALE)(?:'s|,| section) "([^"]+)"`)
+	// `README's Section` (a capital letter, not quoted) and `the ... section of the README`
+	unquotedSectionRE = regexp.MustCompile(`\b(?:README|RATIONALE)'s (?:[A-Z][\w-]*)|\bsections? of the (?:README|RATIONALE)\b`)
+)
+
+// checkSectionRefs checks the prose references of a document to sections
+// of the README (and RATIONALE.md, and other .md files by name).
+func checkSectionRefs(root, file, text string) []string {
+	var problems []string
+	inCode := false
+	for i, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inCode = !inCode
+			continue
+		}
+		if inCode {
+			continue
+		}
+		l = regexp.MustCompile("`[^`]*`").ReplaceAllString(l, "")
+		l = regexp.MustCompile(`\[([^\]]*)\]\([^)\s]+\)`).ReplaceAllString(l, "$1") // links are checkLinks'
+		for _, m := range quotedSectionRE.FindAllStringSubmatch(l, -1) {
+			doc := m[1]
+			switch doc {
+			case "README":
+				doc = "README.md"
+			case "RATIONALE":
+				doc = "RATIONALE.md"
+			}
+			path := filepath.Join(root, filepath.Dir(file), doc)
+			if doc == "README.md" || doc == "RATIONALE.md" {
+				path = filepath.Join(root, doc)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s:%d: reference to %s %q: %v", file, i+1, m[1], m[2], err))
+				continue
+			}
+			if !slices.Contains(headings(string(data)), strings.ToLower(m[2])) {
+				problems = append(problems, fmt.Sprintf("%s:%d: reference to the section %q of %s, which has no such heading (link to where it is now)", file, i+1, m[2], doc))
+			}
+		}
+		if m := unquotedSectionRE.FindString(l); m != "" && !quotedSectionRE.MatchString(l) {
+			problems = append(problems, fmt.Sprintf("%s:%d: %q refers to a section by a name the checker cannot check: link to it ([text](FILE.md#anchor)) or quote its heading", file, i+1, m))
+		}
+	}
+	return problems
+}
+
+// headings returns the text of a document's headings, lower case, without
+// Markdown code marks.
+func headings(text string) []string {
+	var out []string
+	inCode := false
+	for _, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			inCode = !inCode
+			continue
+		}
+		if inCode || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		out = append(out, strings.ToLower(strings.ReplaceAll(strings.TrimSpace(strings.TrimLeft(l, "#")), "`", "")))
+	}
+	return out
 }
 
 // anchors returns the anchors GitHub gives the headings of a document.

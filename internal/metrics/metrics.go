@@ -49,7 +49,7 @@ const (
 var methods = []string{
 	"initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
 	"resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
-	"prompts/get", "completion/complete", "logging/setLevel",
+	"prompts/get", "completion/complete", "logging/setLevel", "server/discover", "subscriptions/listen",
 }
 
 // MaxNames bounds the tool and prompt names one plugin has series for;
@@ -62,6 +62,10 @@ type Plugin struct {
 	Busy, Idle  int           // instances running a call, and idle
 	GuestMemory uint64        // bytes of linear memory of its idle instances
 	Compile     time.Duration // how long compiling it took at its last load
+	// ProgressDropped counts the progress notifications it sent under a
+	// token not its call's, which no client was told of, since its last
+	// load.
+	ProgressDropped uint64
 }
 
 // Metrics holds Hangar's metrics.
@@ -75,7 +79,9 @@ type Metrics struct {
 	sessionsTotal *prometheus.CounterVec
 	reloads       *prometheus.CounterVec
 
-	plugins atomic.Pointer[func() []Plugin]
+	plugins  atomic.Pointer[func() []Plugin]
+	mrtr     atomic.Pointer[func() MRTR] // mrtr.go
+	mrtrOnce sync.Once
 
 	mu    sync.Mutex
 	names map[string]map[string]bool // plugin -> names with series
@@ -241,12 +247,14 @@ var (
 	instancesDesc = prometheus.NewDesc("hangar_plugin_instances", "Instances of a plugin, by state: busy (running a call) or idle.", []string{"plugin", "state"}, nil)
 	memoryDesc    = prometheus.NewDesc("hangar_plugin_guest_memory_bytes", "Linear memory held by a plugin's idle instances.", []string{"plugin"}, nil)
 	compileDesc   = prometheus.NewDesc("hangar_plugin_compile_seconds", "How long compiling a plugin took at its last load (little when the compiled code came from the cache).", []string{"plugin"}, nil)
+	droppedDesc   = prometheus.NewDesc("hangar_plugin_progress_dropped_total", "Progress notifications of a plugin dropped because they were not under the progress token of the call that sent them (an empty or foreign token, or a call without one), since its last load.", []string{"plugin"}, nil)
 )
 
 func (c *pluginCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- instancesDesc
 	ch <- memoryDesc
 	ch <- compileDesc
+	ch <- droppedDesc
 }
 
 func (c *pluginCollector) Collect(ch chan<- prometheus.Metric) {
@@ -259,6 +267,7 @@ func (c *pluginCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(p.Idle), p.Name, "idle")
 		ch <- prometheus.MustNewConstMetric(memoryDesc, prometheus.GaugeValue, float64(p.GuestMemory), p.Name)
 		ch <- prometheus.MustNewConstMetric(compileDesc, prometheus.GaugeValue, p.Compile.Seconds(), p.Name)
+		ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(p.ProgressDropped), p.Name)
 	}
 }
 

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,4 +55,19 @@ func TestSessions(t *testing.T) {
 		t.Errorf("open sessions = %v", got)
 	}
 	closeB()
+}
+
+// TestProgressDropped: the count of a plugin's dropped progress
+// notifications, as the plugin-state reader reports it, is a counter.
+func TestProgressDropped(t *testing.T) {
+	m := metrics.New("test")
+	m.SetPlugins(func() []metrics.Plugin { return []metrics.Plugin{{Name: "p", ProgressDropped: 3}} })
+	want := `
+# HELP hangar_plugin_progress_dropped_total Progress notifications of a plugin dropped because they were not under the progress token of the call that sent them (an empty or foreign token, or a call without one), since its last load.
+# TYPE hangar_plugin_progress_dropped_total counter
+hangar_plugin_progress_dropped_total{plugin="p"} 3
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "hangar_plugin_progress_dropped_total"); err != nil {
+		t.Error(err)
+	}
 }

@@ -3,43 +3,25 @@ package mrtr_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"testing"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/testutil/mcpschema"
 )
 
 // validator returns a function that validates a JSON value against the
-// definition def of the revision's schema (testdata/README.md).
+// definition def of the revision's schema (internal/testutil/mcpschema).
 func validator(t *testing.T, def string) func(v any) error {
 	t.Helper()
-	b, err := os.ReadFile("testdata/mcp-2026-07-28.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var root jsonschema.Schema
-	if err := json.Unmarshal(b, &root); err != nil {
-		t.Fatal(err)
-	}
-	s := &jsonschema.Schema{Schema: root.Schema, Ref: "#/$defs/" + def, Defs: root.Defs}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return func(v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
-		var plain any
-		if err := json.Unmarshal(b, &plain); err != nil {
-			return err
-		}
-		return rs.Validate(plain)
+		return mcpschema.CheckDefinition(def, b)
 	}
 }
 
@@ -84,6 +66,12 @@ func TestMessagesMatchTheSchema(t *testing.T) {
 			if err := inputRequired(out.Input); err != nil {
 				b, _ := json.Marshal(out.Input)
 				t.Errorf("%s: %v", b, err)
+			}
+			// As the answer to a tools/call, with the revision's rules for
+			// input_required results.
+			resp, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": out.Input})
+			if m, err := mcpschema.Check("tools/call", resp); err != nil || m.Label() != "tools/call input_required" {
+				t.Errorf("%s: %v (%v)", resp, err, m)
 			}
 			for _, raw := range out.Input.InputRequests {
 				var r struct {

@@ -169,13 +169,14 @@ func TestContractExportInputs(t *testing.T) {
 			})
 		}, `{"request":{"ref":{"type":"resource","uri":"contract://{x}"},"argument":{"name":"x","value":""}},"context":` + contractContext + `}`},
 		// on_roots_list_changed gets the schema's PluginNotificationContext
-		// itself, {"_meta": ...}.
+		// itself, {"_meta": ...}, and the same as "meta", which bindings
+		// written for the schema by hand read (hyper-mcp's).
 		{"on_roots_list_changed", func(t *testing.T) string {
 			if err := p.RootsListChanged(ctx, call); err != nil {
 				t.Fatal(err)
 			}
 			return callContract(t, p, call, "recorded", map[string]string{"export": "on_roots_list_changed"})
-		}, `{"_meta":{"progressToken":3,"trace":"t-1"}}`},
+		}, `{"_meta":{"progressToken":3,"trace":"t-1"},"meta":{"progressToken":3,"trace":"t-1"}}`},
 		// With no request being served (listing at start-up), the context
 		// is still complete.
 		{"list_tools", func(t *testing.T) string {
@@ -190,12 +191,27 @@ func TestContractExportInputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			return callContract(t, p, call, "recorded", map[string]string{"export": "on_roots_list_changed"})
-		}, `{"_meta":{}}`},
+		}, `{"_meta":{},"meta":{}}`},
 	} {
 		t.Run(tc.export, func(t *testing.T) {
 			got := tc.run(t)
 			seen[tc.export] = true
-			if err := c.Export(tc.export).Input.Validate([]byte(got)); err != nil {
+			// The members Hangar sends beyond the schema's, for bindings
+			// that read them, are checked against want and left out of the
+			// strict validation.
+			strict := got
+			if extra := extraMembers[tc.export]; len(extra) > 0 {
+				var m map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(got), &m); err != nil {
+					t.Fatal(err)
+				}
+				for _, name := range extra {
+					delete(m, name)
+				}
+				b, _ := json.Marshal(m)
+				strict = string(b)
+			}
+			if err := c.Export(tc.export).Input.Validate([]byte(strict)); err != nil {
 				t.Errorf("%s input does not follow the schema: %v\n%s", tc.export, err, got)
 			}
 			if !sameJSON(t, got, tc.want) {
@@ -208,6 +224,12 @@ func TestContractExportInputs(t *testing.T) {
 			t.Errorf("export %s is not covered", name)
 		}
 	}
+}
+
+// extraMembers are the members of export inputs that the schema does not
+// name, which Hangar sends for bindings that read them.
+var extraMembers = map[string][]string{
+	"on_roots_list_changed": {"meta"}, // PluginNotificationContext's _meta, as hyper-mcp's bindings read it
 }
 
 func complete(t *testing.T, p *plugin.Plugin, c *plugin.Call, params *mcp.CompleteParams) string {
@@ -721,23 +743,46 @@ func TestContractImports(t *testing.T) {
 		}
 	}
 
-	// The progress token: the call's, whatever form the plugin gives it in.
+	// The progress token: the call's, whatever form the plugin gives it in;
+	// progress under any other token, or from a call that has none, does
+	// not reach the client (MCP allows progress only under the token of a
+	// request in progress) and is counted.
 	for _, tc := range []struct {
 		call any
 		in   string
-		want any
+		want any // nil: dropped
 	}{
 		{float64(3), `{"progress":1,"progressToken":"3"}`, float64(3)},
 		{float64(3), `{"progress":1,"progressToken":3}`, float64(3)},
 		{float64(3), `{"progress":1}`, float64(3)},
+		{float64(3), `{"progress":1,"progressToken":null}`, float64(3)},
 		{"tok", `{"progress":1,"progressToken":"tok"}`, "tok"},
 		{"3", `{"progress":1,"progressToken":"3"}`, "3"},
+		// Bindings that always write the token send "" when the call had
+		// none, or tokens of their own.
+		{float64(3), `{"progress":1,"progressToken":""}`, nil},
+		{float64(3), `{"progress":1,"progressToken":"4"}`, nil},
+		{float64(3), `{"progress":1,"progressToken":"other"}`, nil},
+		{"3", `{"progress":1,"progressToken":3}`, nil},
+		{"tok", `{"progress":1,"progressToken":"\"tok\""}`, nil},
+		{nil, `{"progress":1,"progressToken":""}`, nil},
+		{nil, `{"progress":1,"progressToken":"7"}`, nil},
+		{nil, `{"progress":1}`, nil},
 	} {
-		c := &plugin.Call{Host: h, ID: "8", Meta: map[string]any{"progressToken": tc.call}}
+		meta := map[string]any{}
+		if tc.call != nil {
+			meta["progressToken"] = tc.call
+		}
+		c := &plugin.Call{Host: h, ID: "8", Meta: meta}
+		before := p.ProgressDropped()
 		callContract(t, p, c, "import", map[string]any{"name": "notify_progress", "payload": json.RawMessage(tc.in)})
 		got, _ := h.take("notify_progress").(*mcp.ProgressNotificationParams)
-		if got == nil || got.ProgressToken != tc.want {
-			t.Errorf("call token %#v, plugin sent %s: client got %+v, want token %#v", tc.call, tc.in, got, tc.want)
+		dropped := p.ProgressDropped() - before
+		switch {
+		case tc.want == nil && (got != nil || dropped != 1):
+			t.Errorf("call token %#v, plugin sent %s: client got %+v (dropped %d), want it dropped and counted", tc.call, tc.in, got, dropped)
+		case tc.want != nil && (got == nil || got.ProgressToken != tc.want || dropped != 0):
+			t.Errorf("call token %#v, plugin sent %s: client got %+v (dropped %d), want token %#v", tc.call, tc.in, got, dropped, tc.want)
 		}
 	}
 }
@@ -1082,5 +1127,179 @@ func TestContractPDKWithHangar(t *testing.T) {
 		if got := run(pc[0], pc[1]); got != "host error: the client said no" {
 			t.Errorf("%s/%s with a failing client: %q, want the host error", pc[0], pc[1], got)
 		}
+	}
+}
+
+// TestContractToolchainShapes: what bindings generated from the schema
+// send, where the schema leaves room, and what a user of each sees.
+// XTP's generated bindings type create_message's messages as untyped
+// objects, which plugins fill with bare content blocks; Go structs whose
+// Type field was never set send content blocks with "type": "" (or none);
+// bindings that always write the progress token send "" (tested in
+// TestContractImports), and hand-written ones read on_roots_list_changed's
+// "meta" (TestContractExportInputs). A payload Hangar cannot use gets an
+// error naming the member and what was expected.
+func TestContractToolchainShapes(t *testing.T) {
+	c := contractSchema(t)
+	p := contractPlugin(t)
+	h := &contractHost{}
+	call := contractCall(h)
+	answer := `{"content":{"type":"text","text":"answer","annotations":{"audience":["user"],"lastModified":"2025-01-02T03:04:05Z","priority":0.25},"_meta":{"k":"v"}},"model":"m-1","role":"assistant","stopReason":"endTurn"}`
+
+	// create_message: the messages the client is asked with, or the
+	// error the plugin gets back (and the client is not asked).
+	for _, tc := range []struct {
+		name     string
+		messages string // the "messages" member
+		want     string // the messages the client gets; "" for an error
+		err      string // the error the plugin gets
+	}{
+		{"bare text block (XTP's Go and Rust bindings)",
+			`[{"type":"text","text":"What is 2+2?"}]`,
+			`[{"role":"user","content":{"type":"text","text":"What is 2+2?"}}]`, ""},
+		{"a run of bare blocks: one user message each",
+			`[{"type":"text","text":"Describe"},{"type":"image","data":"aGVsbG8=","mimeType":"image/png"},{"type":"audio","data":"aGVsbG8=","mimeType":"audio/wav"}]`,
+			`[{"role":"user","content":{"type":"text","text":"Describe"}},{"role":"user","content":{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}},` +
+				`{"role":"user","content":{"type":"audio","data":"aGVsbG8=","mimeType":"audio/wav"}}]`, ""},
+		{"MCP messages and bare blocks mixed",
+			`[{"role":"assistant","content":{"type":"text","text":"Ask me."}},{"type":"text","text":"Why?"}]`,
+			`[{"role":"assistant","content":{"type":"text","text":"Ask me."}},{"role":"user","content":{"type":"text","text":"Why?"}}]`, ""},
+		{"an MCP message whose content is an array",
+			`[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]`,
+			`[{"role":"user","content":{"type":"text","text":"a"}},{"role":"user","content":{"type":"text","text":"b"}}]`, ""},
+		{"type empty, as a Go struct whose Type was not set sends it",
+			`[{"text":"hi","type":""}]`,
+			`[{"role":"user","content":{"type":"text","text":"hi"}}]`, ""},
+		{"type missing, told by the members",
+			`[{"text":"hi","annotations":{"priority":1}},{"data":"aGVsbG8=","mimeType":"audio/wav"},{"role":"user","content":{"data":"aGVsbG8=","mimeType":"image/png"}}]`,
+			`[{"role":"user","content":{"type":"text","text":"hi","annotations":{"priority":1}}},{"role":"user","content":{"type":"audio","data":"aGVsbG8=","mimeType":"audio/wav"}},` +
+				`{"role":"user","content":{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}}]`, ""},
+		{"type missing, and the members do not tell",
+			`[{"data":"aGVsbG8=","mimeType":"application/pdf"}]`, "",
+			`invalid input: messages[0].type: missing, and the mimeType "application/pdf" is neither image/ nor audio/; expected "text", "image" or "audio"`},
+		{"type missing, no members of any type",
+			`[{"annotations":{}}]`, "",
+			`invalid input: messages[0].type: missing, and its members do not tell which type it is; expected "text", "image" or "audio"`},
+		{"a message without content",
+			`[{"role":"user"}]`, "",
+			`invalid input: messages[0].content: missing; expected a content block ("text", "image" or "audio")`},
+		{"a role MCP does not have",
+			`[{"role":"system","content":{"type":"text","text":"hi"}}]`, "",
+			`invalid input: messages[0].role: got "system"; expected "user" or "assistant"`},
+		{"a content without role",
+			`[{"content":{"type":"text","text":"hi"}}]`, "",
+			`invalid input: messages[0].role: missing; expected "user" or "assistant"`},
+		{"text that is not a string",
+			`[{"type":"text","text":4}]`, "",
+			`invalid input: messages[0].text: expected a string, got a number`},
+		{"a type sampling does not take",
+			`[{"role":"user","content":{"type":"resource_link","uri":"file:///a","name":"a"}}]`, "",
+			`invalid input: messages[0].content.type: "resource_link" is not allowed here; expected "text", "image" or "audio"`},
+		{"a type a bare block cannot be",
+			`[{"uri":"file:///a","name":"a"}]`, "",
+			`invalid input: messages[0].type: missing, and the members are those of "resource_link", which is not allowed here; expected "text", "image" or "audio"`},
+		{"data that is not base64",
+			`[{"type":"image","data":"not base64!","mimeType":"image/png"}]`, "",
+			`invalid input: messages[0].data: expected base64 data: illegal base64 data at input byte 3`},
+		{"a string for a message",
+			`["What is 2+2?"]`, "",
+			`invalid input: messages[0]: expected a message ({"role", "content"}) or a content block, got a string`},
+		{"messages that are not an array",
+			`{"type":"text","text":"hi"}`, "",
+			`invalid input: messages: expected an array of messages ({"role", "content"}) or content blocks, got an object`},
+		{"no messages", ``, "",
+			`invalid input: messages: missing; expected an array of messages ({"role", "content"}) or content blocks`},
+	} {
+		t.Run("create_message/"+tc.name, func(t *testing.T) {
+			in := `{"maxTokens":5}`
+			if tc.messages != "" {
+				in = `{"messages":` + tc.messages + `,"maxTokens":5}`
+			}
+			out := callContract(t, p, call, "import", map[string]any{"name": "create_message", "payload": json.RawMessage(in)})
+			sent, _ := h.take("create_message").(*mcp.CreateMessageParams)
+			if tc.err != "" {
+				if want, _ := json.Marshal(map[string]string{"error": tc.err}); out != string(want) {
+					t.Errorf("the plugin got %s\nwant %s", out, want)
+				}
+				if sent != nil {
+					t.Errorf("the client was asked, with %+v", sent)
+				}
+				return
+			}
+			if !sameJSON(t, out, answer) {
+				t.Errorf("the plugin got %s\nwant the client's answer %s", out, answer)
+			}
+			if sent == nil {
+				t.Fatal("the client was not asked")
+			}
+			b, err := json.Marshal(sent.Messages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameJSON(t, string(b), tc.want) || sent.MaxTokens != 5 {
+				t.Errorf("the client got messages %s (maxTokens %d)\nwant %s", b, sent.MaxTokens, tc.want)
+			}
+			if err := c.Import("create_message").Input.Validate([]byte(in)); err != nil && tc.err == "" {
+				t.Errorf("the sample does not follow the schema: %v", err)
+			}
+		})
+	}
+
+	// Outputs whose content blocks lack their type: the result the client
+	// gets, or the error.
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, export, output string
+		want                 string // the MCP result; "" for an error
+		err                  string
+	}{
+		{"tool result, type empty", "call_tool",
+			`{"content":[{"type":"","text":"hi"}]}`,
+			`{"content":[{"type":"text","text":"hi"}]}`, ""},
+		{"tool result, every type told by its members", "call_tool",
+			`{"content":[{"text":"hi"},{"data":"aGVsbG8=","mimeType":"image/png"},{"data":"aGVsbG8=","mimeType":"audio/wav"},` +
+				`{"uri":"contract://r/1","name":"r1"},{"resource":{"uri":"contract://r/1","text":"one"}}],"isError":true}`,
+			`{"content":[{"type":"text","text":"hi"},{"type":"image","data":"aGVsbG8=","mimeType":"image/png"},{"type":"audio","data":"aGVsbG8=","mimeType":"audio/wav"},` +
+				`{"type":"resource_link","uri":"contract://r/1","name":"r1"},{"type":"resource","resource":{"uri":"contract://r/1","text":"one"}}],"isError":true}`, ""},
+		{"tool result, type missing and not told", "call_tool",
+			`{"content":[{"type":"text","text":"ok"},{"data":"aGVsbG8="}]}`, "",
+			`plugin contract: call_tool: plugin returned malformed output: content[1].type: missing, and its members do not tell which type it is; expected "text", "image", "audio", "resource_link" or "resource"`},
+		{"tool result, a type MCP does not have", "call_tool",
+			`{"content":[{"type":"html","text":"<b>hi</b>"}]}`, "",
+			`plugin contract: call_tool: plugin returned malformed output: content[0].type: "html" is not allowed here; expected "text", "image", "audio", "resource_link" or "resource"`},
+		{"tool result, content not an array", "call_tool",
+			`{"content":{"type":"text","text":"hi"}}`, "",
+			`plugin contract: call_tool: plugin returned malformed output: content: expected an array of content blocks, got an object`},
+		{"prompt, type empty", "get_prompt",
+			`{"messages":[{"role":"user","content":{"type":"","text":"Review this."}}]}`,
+			`{"messages":[{"role":"user","content":{"type":"text","text":"Review this."}}]}`, ""},
+		{"prompt, a message without content", "get_prompt",
+			`{"messages":[{"role":"user"}]}`, "",
+			`plugin contract: get_prompt: plugin returned malformed output: messages[0].content: missing; expected a content block`},
+	} {
+		t.Run(tc.export+"/"+tc.name, func(t *testing.T) {
+			callContract(t, p, call, "set_output", map[string]any{"export": tc.export, "output": json.RawMessage(tc.output)})
+			defer callContract(t, p, call, "set_output", map[string]any{"export": tc.export})
+			var got any
+			var err error
+			if tc.export == "call_tool" {
+				got, err = p.CallTool(ctx, call, "canned", nil)
+			} else {
+				got, err = p.GetPrompt(ctx, call, "p", nil)
+			}
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err || !errors.Is(err, plugin.ErrBadOutput) {
+					t.Errorf("got %v (%+v)\nwant the error %s", err, got, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(got)
+			if !sameJSON(t, string(b), tc.want) {
+				t.Errorf("the client gets %s\nwant %s", b, tc.want)
+			}
+		})
 	}
 }

@@ -142,7 +142,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	opts.Logger = opts.Logger.With("plugin", opts.Name)
 	opts.Limits = withDefaults(opts.Limits)
 
-	fsConfig, roots, err := mountFS(opts.Grants.AllowedPaths)
+	fsConfig, roots, err := mountGrants(opts.Name, opts.Logger, opts.Grants.AllowedPaths) // ungranted.go
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
 	}

@@ -1,6 +1,14 @@
 package plugin
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/tetratelabs/wazero/sys"
+)
 
 var (
 	// ErrUnknownInterface reports a module whose exports match none of the
@@ -34,3 +42,103 @@ type PluginError struct {
 }
 
 func (e *PluginError) Error() string { return e.Message }
+
+// CrashError is a call that ended in a WebAssembly trap or a non-zero exit:
+// the plugin crashed. It wraps ErrTrap. Its reason is what the plugin's
+// language runtime wrote to stderr of the crash (a Go or Rust panic's
+// message), when it wrote one, and what the trap was otherwise.
+type CrashError struct {
+	Plugin string
+	Export string
+	// Starting reports a crash in the initialization of the guest's
+	// language runtime (Go's init functions, _initialize), before the
+	// export itself ran: every call crashes the same way, whatever its
+	// export.
+	Starting bool
+	// OutOfMemory reports that the guest ran out of memory, and Memory is
+	// its limit (limits.memory), in bytes.
+	OutOfMemory bool
+	Memory      int64
+	// Reason is the panic's message or the trap; ExitCode is the exit code
+	// when the guest exited (0: it did not).
+	Reason   string
+	ExitCode uint32
+}
+
+func (e *CrashError) Error() string {
+	var b strings.Builder
+	if e.Starting {
+		fmt.Fprintf(&b, "plugin %s crashed while starting", e.Plugin)
+	} else {
+		fmt.Fprintf(&b, "plugin %s: %s: %s", e.Plugin, e.Export, ErrTrap)
+	}
+	if e.ExitCode != 0 {
+		fmt.Fprintf(&b, ": exited with code %d", e.ExitCode)
+	}
+	if e.OutOfMemory {
+		fmt.Fprintf(&b, ": plugin ran out of memory (limits.memory %s); raise limits.memory of plugin %s if it needs more", formatBytes(e.Memory), e.Plugin)
+	} else if e.Reason != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Reason)
+	}
+	return b.String()
+}
+
+func (e *CrashError) Unwrap() error { return ErrTrap }
+
+// initError is the failure of the guest's runtime initialization.
+type initError struct{ err error }
+
+func (e *initError) Error() string { return "failed to initialize runtime: " + e.err.Error() }
+func (e *initError) Unwrap() error { return e.err }
+
+// formatBytes renders n bytes with the largest binary unit that divides it,
+// as configurations write sizes: "64MiB".
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// crashError returns the error of a call of export that crashed with err
+// (a trap or an exit), with the reason the plugin's stderr gave (see
+// crashLog), and logs the trap's wasm stack trace: at debug when the
+// plugin said why it crashed, which the error then reports, as a warning
+// when it did not.
+func (p *Plugin) crashError(export string, err error) error {
+	e := &CrashError{Plugin: p.name, Export: export, Memory: int64(p.opts.Limits.MemoryPages) * 65536}
+	var ie *initError
+	e.Starting = errors.As(err, &ie)
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		e.ExitCode = exit.ExitCode()
+	}
+	said, oom := limiterFor(p.log).crash.take()
+	e.OutOfMemory = oom
+	msg := err.Error()
+	if ie != nil {
+		msg = ie.err.Error()
+	}
+	trace := ""
+	if i := strings.Index(msg, "\nwasm stack trace:"); i >= 0 {
+		msg, trace = msg[:i], msg[i:]
+	}
+	level := slog.LevelWarn
+	switch {
+	case said != "":
+		e.Reason = said
+		level = slog.LevelDebug
+	case e.ExitCode == 0:
+		e.Reason = msg
+	}
+	if trace != "" || said != "" {
+		p.log.Log(context.Background(), level, "plugin crashed", "export", export, "error", msg+trace)
+	}
+	return e
+}

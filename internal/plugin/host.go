@@ -1,10 +1,13 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -113,9 +116,54 @@ func runImport(ctx context.Context, hasInput bool, stack []uint64, body func(s *
 
 func decodeInput(in []byte, v any) error {
 	if err := json.Unmarshal(in, v); err != nil {
-		return fmt.Errorf("invalid input: %w", err)
+		return fmt.Errorf("invalid input: %w", jsonError(err))
 	}
 	return nil
+}
+
+// jsonError rewrites a type error of encoding/json, "json: cannot
+// unmarshal string into Go struct field CreateMessageParams.maxTokens of
+// type int64", in the terms of the JSON document: "maxTokens: expected an
+// integer, got a string". Other errors are returned as they are.
+func jsonError(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Type == nil {
+		return err
+	}
+	var want string
+	switch te.Type.Kind() {
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "an integer"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.Map, reflect.Struct:
+		want = "an object"
+	default:
+		return err
+	}
+	got := te.Value
+	switch got {
+	case "string", "number", "object", "array":
+		got = map[string]string{"string": "a string", "number": "a number", "object": "an object", "array": "an array"}[got]
+	case "bool":
+		got = "a boolean"
+	default:
+		if strings.HasPrefix(got, "number") {
+			got = "the number" + strings.TrimPrefix(got, "number")
+		}
+	}
+	field := te.Field
+	if field == "" {
+		field = "input"
+	}
+	return fmt.Errorf("%s: expected %s, got %s", field, want, got)
 }
 
 // wait runs fn, which waits for the client, with the call's clock stopped
@@ -196,12 +244,12 @@ func listRootsFailure(msg string) any {
 }
 
 func (p *Plugin) createMessage(_ context.Context, s *callState, in []byte) (any, error) {
-	var params mcp.CreateMessageParams
-	if err := decodeInput(in, &params); err != nil {
+	params, err := createMessageParams(in)
+	if err != nil {
 		return nil, err
 	}
 	out, err := p.wait(s, 0, func(ctx context.Context) (any, error) {
-		return s.call.Host.CreateMessage(ctx, &params)
+		return s.call.Host.CreateMessage(ctx, params)
 	})
 	if err != nil {
 		return nil, err
@@ -211,6 +259,32 @@ func (p *Plugin) createMessage(_ context.Context, s *callState, in []byte) (any,
 		return nil, errors.New("the client answered sampling without content")
 	}
 	return v1CreateMessageResult{Content: res.Content, Model: res.Model, Role: res.Role, StopReason: res.StopReason}, nil
+}
+
+// createMessageParams reads create_message's input, the schema's
+// CreateMessageRequestParam, whose messages are read by samplingMessages.
+func createMessageParams(in []byte) (*mcp.CreateMessageParams, error) {
+	var members map[string]json.RawMessage
+	if err := decodeInput(in, &members); err != nil {
+		return nil, err
+	}
+	if members == nil {
+		return nil, errors.New("invalid input: expected a CreateMessageRequestParam object, got null")
+	}
+	messages := members["messages"]
+	delete(members, "messages")
+	rest, err := json.Marshal(members)
+	if err != nil {
+		return nil, fmt.Errorf("invalid input: %w", err)
+	}
+	params := new(mcp.CreateMessageParams)
+	if err := decodeInput(rest, params); err != nil {
+		return nil, err
+	}
+	if params.Messages, err = samplingMessages(messages); err != nil {
+		return nil, fmt.Errorf("invalid input: %w", err)
+	}
+	return params, nil
 }
 
 // elicitInput is create_elicitation's input: form or URL mode, plus an
@@ -315,8 +389,10 @@ func (p *Plugin) listRoots(_ context.Context, s *callState, _ []byte) (any, erro
 }
 
 // notifyCtx is the context for a notification to the client: the caller's,
-// so that the SDK relates it to the request being served.
-func notifyCtx(s *callState) context.Context { return s.ctx }
+// so that the SDK relates it to the request being served, and so that a
+// queued notification is still sent after the plugin's run returned (see
+// callState.caller).
+func notifyCtx(s *callState) context.Context { return s.caller }
 
 func (p *Plugin) notifyLog(_ context.Context, s *callState, in []byte) error {
 	var params mcp.LoggingMessageParams
@@ -346,30 +422,57 @@ func (p *Plugin) notifyProgress(_ context.Context, s *callState, in []byte) erro
 	if err := decodeInput(in, &params); err != nil {
 		return err
 	}
-	params.ProgressToken = progressToken(params.ProgressToken, s.call.Meta["progressToken"])
-	if params.ProgressToken == nil || s.call.Host == nil {
-		return nil // nobody asked for progress
+	if s.call.Host == nil {
+		return nil // no client: nobody to tell
 	}
+	token, ok := progressToken(params.ProgressToken, s.call.Meta["progressToken"])
+	if !ok {
+		// MCP allows progress only under the token of a request in
+		// progress: the client would refuse any other, as unknown.
+		n := p.progressDropped.Add(1)
+		p.log.Debug("progress notification dropped: not under the token of the call", "token", params.ProgressToken,
+			"call_token", s.call.Meta["progressToken"], "dropped", n)
+		return nil
+	}
+	params.ProgressToken = token
 	return s.call.Host.NotifyProgress(notifyCtx(s), &params)
 }
 
-// progressToken is the token to send with a plugin's progress notification:
-// the call's own token when the plugin gave none, or gave it as the schema
-// has it, a string ("3" for the client's 3: ProgressNotificationParam's
-// progressToken is a string, MCP's may be a number); otherwise the plugin's.
-func progressToken(plugin, call any) any {
-	if plugin == nil {
-		return call
+// progressToken returns the token under which a plugin's progress
+// notification reaches the client, which is always the token of the call
+// it serves, and whether it may: a plugin may give no token (null or
+// absent), or the call's as the client sent it or as the schema has it, a
+// string ("3" for the client's 3: ProgressNotificationParam's
+// progressToken is a string, MCP's may be a number). Any other token, ""
+// (which bindings that always write the member send when the call has
+// none) or one of the plugin's own, and any progress of a call without a
+// token, may not.
+func progressToken(plugin, call any) (any, bool) {
+	if call == nil {
+		return nil, false
 	}
-	if s, ok := plugin.(string); ok && call != nil {
-		if _, isString := call.(string); !isString {
-			if b, err := json.Marshal(call); err == nil && string(b) == s {
-				return call
-			}
+	if plugin == nil {
+		return call, true
+	}
+	c, err := json.Marshal(call)
+	if err != nil {
+		return nil, false
+	}
+	if b, err := json.Marshal(plugin); err == nil && bytes.Equal(b, c) {
+		return call, true
+	}
+	if s, ok := plugin.(string); ok {
+		if _, isString := call.(string); !isString && s == string(c) {
+			return call, true
 		}
 	}
-	return plugin
+	return nil, false
 }
+
+// ProgressDropped reports how many progress notifications of the plugin
+// were dropped because they were not under the token of the call that sent
+// them (see progressToken).
+func (p *Plugin) ProgressDropped() uint64 { return p.progressDropped.Load() }
 
 func (p *Plugin) notifyElicitationComplete(_ context.Context, s *callState, in []byte) error {
 	var params mcp.ElicitationCompleteParams

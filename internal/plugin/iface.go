@@ -407,14 +407,15 @@ func (p *Plugin) GetPrompt(ctx context.Context, c *Call, name string, args map[s
 		args = map[string]string{}
 	}
 	req := map[string]any{"name": name, "arguments": args}
-	var res mcp.GetPromptResult
-	if err := p.run(ctx, c, "get_prompt", v1Request{Request: req, Context: c.v1()}, &res); err != nil {
+	var out promptResult
+	if err := p.run(ctx, c, "get_prompt", v1Request{Request: req, Context: c.v1()}, &out); err != nil {
 		return nil, err
 	}
+	res := &out.GetPromptResult
 	if res.Messages == nil {
 		res.Messages = []*mcp.PromptMessage{}
 	}
-	return &res, nil
+	return res, nil
 }
 
 // v1CompleteRequest is the request of the complete export, in the names of
@@ -476,5 +477,8 @@ func (p *Plugin) RootsListChanged(ctx context.Context, c *Call) error {
 	if !p.exports["on_roots_list_changed"] || p.iface != V1 {
 		return nil
 	}
-	return p.run(ctx, c, "on_roots_list_changed", map[string]any{"_meta": c.v1().Meta}, nil)
+	// The schema's PluginNotificationContext is {"_meta": ...}; bindings
+	// written by hand for it (hyper-mcp's) read "meta". Both get it.
+	meta := c.v1().Meta
+	return p.run(ctx, c, "on_roots_list_changed", map[string]any{"_meta": meta, "meta": meta}, nil)
 }

@@ -208,7 +208,7 @@ func (inst *instance) call(ctx context.Context, export string, input []byte) (re
 	}
 	if !inst.initialized && export != "_start" && export != "_initialize" {
 		if err := inst.initialize(cctx); err != nil {
-			return result{rc: 1}, fmt.Errorf("failed to initialize runtime: %w", err)
+			return result{rc: 1}, &initError{err} // errors.go
 		}
 		inst.initialized = true
 	}

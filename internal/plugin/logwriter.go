@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 	"weak"
@@ -69,10 +70,20 @@ func (w *logWriter) Write(p []byte) (int, error) {
 }
 
 func (w *logWriter) flush() {
-	if w.limit.allow() {
-		w.log.Log(context.Background(), w.level, string(bytes.ToValidUTF8(w.buf, []byte("\uFFFD"))), "stream", w.stream)
-	}
+	line := string(bytes.ToValidUTF8(w.buf, []byte("\uFFFD")))
 	w.buf = w.buf[:0]
+	level := w.level
+	if w.stream == "stderr" && w.limit.crash.observe(line) {
+		// The plugin is crashing: its message becomes the call's error
+		// (see Plugin.crashError) and the dump that follows is detail.
+		level = slog.LevelDebug
+	}
+	if !w.log.Enabled(context.Background(), level) {
+		return
+	}
+	if w.limit.allow() {
+		w.log.Log(context.Background(), level, line, "stream", w.stream)
+	}
 }
 
 // logLimiter is a token bucket of log lines, with the count of the lines
@@ -89,10 +100,14 @@ type logLimiter struct {
 	last     time.Time
 	dropped  int64
 	reporter *time.Timer // armed while lines are dropped and not reported
+
+	// crash is what the plugin's stderr said of its last crash.
+	crash crashLog
 }
 
 func newLogLimiter(log *slog.Logger, rate, burst float64, every time.Duration) *logLimiter {
 	l := &logLimiter{log: weak.Make(log), rate: rate, burst: burst, every: every, now: time.Now, tokens: burst}
+	l.crash.now = time.Now
 	l.last = l.now()
 	return l
 }
@@ -155,4 +170,129 @@ func limiterFor(log *slog.Logger) *logLimiter {
 		limiters.Unlock()
 	}, key)
 	return l
+}
+
+// Crashes.
+//
+// A guest whose language runtime gives up writes why to stderr before it
+// traps: Go "panic: ..." or "fatal error: ..." (out of memory: "runtime:
+// out of memory: ..." and "fatal error: out of memory") followed by a dump
+// of every goroutine, Rust "thread '...' panicked at ..." or "memory
+// allocation of N bytes failed". That message is the reason the call
+// failed, and the trap itself ("wasm error: unreachable") says nothing. The
+// stderr writer keeps the message for the call's error (Plugin.crashError)
+// and logs the lines of the crash, message and dump, at debug: the error
+// reports it once, where a hundred lines of WARN said it again for every
+// call.
+
+// crashLog is what a plugin's stderr said of its last crash. Its instances
+// share it, as they share their stderr; a crash is taken by the first
+// crashed call that looks within crashKept of it.
+type crashLog struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	state   crashState
+	at      time.Time // when the crash's first line came
+	message []string  // its message, line by line
+	oom     bool      // the runtime ran out of memory
+}
+
+type crashState int
+
+const (
+	noCrash   crashState = iota
+	inMessage            // reading the message's lines
+	inDump               // the message is complete; the rest is the dump
+)
+
+const (
+	// crashKept is how long a crash's message waits for the call that
+	// crashed to take it; the lines of a crash come at most this long
+	// after its first.
+	crashKept = 5 * time.Second
+	// maxCrashLines and maxCrashBytes bound the message kept.
+	maxCrashLines = 8
+	maxCrashBytes = 2048
+)
+
+// crashStart reports whether line starts a crash, and what it says.
+func crashStart(line string) (message string, oom, ok bool) {
+	switch {
+	case strings.HasPrefix(line, "runtime: out of memory"), strings.HasPrefix(line, "fatal error: out of memory"):
+		return line, true, true
+	case strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
+		return line, false, true
+	case strings.HasPrefix(line, "memory allocation of ") && strings.HasSuffix(line, " failed"):
+		return line, true, true // Rust's allocation failure
+	case strings.HasPrefix(line, "thread '") && strings.Contains(line, "' panicked at "):
+		return line, false, true // Rust: the message follows when the line ends with ":"
+	}
+	return "", false, false
+}
+
+// observe reads one line of stderr and reports whether it belongs to a
+// crash.
+func (c *crashLog) observe(line string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if c.state != noCrash && now.Sub(c.at) > crashKept {
+		c.reset()
+	}
+	switch c.state {
+	case noCrash:
+		msg, oom, ok := crashStart(line)
+		if !ok {
+			return false
+		}
+		c.state, c.at, c.message, c.oom = inMessage, now, []string{msg}, oom
+		if oom {
+			c.state = inDump
+		}
+	case inMessage:
+		// Go continues a multi-line message until a blank line or the
+		// dump; Rust's message is on the lines after "panicked at ...:",
+		// until a note or the backtrace.
+		switch {
+		case line == "", strings.HasPrefix(line, "goroutine "), strings.HasPrefix(line, "[signal "),
+			strings.HasPrefix(line, "runtime stack:"), strings.HasPrefix(line, "note: "),
+			strings.HasPrefix(line, "stack backtrace:"):
+			c.state = inDump
+		case len(c.message) < maxCrashLines && c.size()+len(line) <= maxCrashBytes:
+			c.message = append(c.message, line)
+		}
+	}
+	return true
+}
+
+func (c *crashLog) size() int {
+	n := 0
+	for _, l := range c.message {
+		n += len(l) + 1
+	}
+	return n
+}
+
+func (c *crashLog) reset() {
+	c.state, c.message, c.oom = noCrash, nil, false
+}
+
+// take returns what stderr said of the crash that just happened, if it
+// said anything in the last crashKept, and forgets it.
+func (c *crashLog) take() (message string, oom bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == noCrash || c.now().Sub(c.at) > crashKept {
+		c.reset()
+		return "", false
+	}
+	message, oom = strings.Join(c.message, "\n"), c.oom
+	if strings.HasPrefix(c.message[0], "thread '") && strings.HasSuffix(c.message[0], ":") && len(c.message) > 1 {
+		// Rust: "thread 'main' panicked at src/lib.rs:3:5:" and the
+		// message on the next lines.
+		message = strings.Join(c.message[1:], "\n") + " (" + strings.TrimSuffix(c.message[0], ":") + ")"
+	}
+	c.reset()
+	return message, oom
 }

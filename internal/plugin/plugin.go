@@ -2,16 +2,12 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/tetratelabs/wazero/sys"
 )
 
 // Plugin is a compiled plugin with its pool of instances. It is safe for
@@ -28,6 +24,8 @@ type Plugin struct {
 	stateless bool          // the module exports StatelessExport
 	vars      sharedVars    // Extism variables, shared by all instances
 	listSeq   atomic.Uint64 // numbers the readings of the lists
+
+	progressDropped atomic.Uint64 // see ProgressDropped (host.go)
 
 	roots     []*os.Root // the granted directories, closed after the module
 	closeOnce sync.Once
@@ -109,6 +107,12 @@ type callState struct {
 	// blocks (a client that reads nothing), like every other blocking path
 	// of the call (clock.go).
 	ctx context.Context
+	// caller is the caller's context, without the budget: notifications
+	// are sent under it. A session queues them (so a client that reads
+	// nothing holds no call) and writes them after the plugin's run
+	// returned, until the caller's call ends, which waits for them
+	// briefly; the budget's context has ended by then.
+	caller context.Context
 	// changed holds the lists the plugin reported changed during the call.
 	changed ListSet
 	// refresh marks a call that re-reads the lists after a change: its
@@ -199,7 +203,7 @@ func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export stri
 			c = &held
 		}
 	}
-	s := &callState{plugin: p, call: c, budget: b, ctx: bctx, refresh: refresh}
+	s := &callState{plugin: p, call: c, budget: b, ctx: bctx, caller: ctx, refresh: refresh}
 	bctx = context.WithValue(bctx, stateKey{}, s)
 	res, err := safeCall(bctx, inst, export, input)
 	expired, spent := b.stop()
@@ -214,17 +218,7 @@ func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export stri
 		if denied := p.hostDenied(export, err); denied != nil {
 			return nil, spent, false, changed, denied
 		}
-		var exit *sys.ExitError
-		if errors.As(err, &exit) {
-			return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w: exited with code %d", p.name, export, ErrTrap, exit.ExitCode())
-		}
-		// The wasm stack trace is for the log, not for the client.
-		msg := err.Error()
-		if i := strings.Index(msg, "\nwasm stack trace:"); i >= 0 {
-			p.log.Warn("plugin crashed", "export", export, "error", msg)
-			msg = msg[:i]
-		}
-		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w: %s", p.name, export, ErrTrap, msg)
+		return nil, spent, false, changed, p.crashError(export, err) // errors.go
 	}
 	// A module that exited with code 0 succeeded, but is closed.
 	healthy = !inst.mod.IsClosed()

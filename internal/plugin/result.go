@@ -22,7 +22,39 @@ func (r *toolResult) UnmarshalJSON(b []byte) error {
 		r.CallToolResult = *res
 		return nil
 	}
-	return r.CallToolResult.UnmarshalJSON(b)
+	err := r.CallToolResult.UnmarshalJSON(b)
+	if err == nil {
+		return nil
+	}
+	// Content blocks without their type (see content.go).
+	fixed, ferr := withContentTypes(b, "call_tool")
+	switch {
+	case ferr != nil:
+		return ferr
+	case fixed == nil:
+		return err
+	}
+	return r.CallToolResult.UnmarshalJSON(fixed)
+}
+
+// promptResult is a prompt as a plugin wrote it: the go-sdk's
+// GetPromptResult, whose message contents may lack their type (see
+// content.go).
+type promptResult struct{ mcp.GetPromptResult }
+
+func (r *promptResult) UnmarshalJSON(b []byte) error {
+	err := r.GetPromptResult.UnmarshalJSON(b)
+	if err == nil {
+		return nil
+	}
+	fixed, ferr := withContentTypes(b, "get_prompt")
+	switch {
+	case ferr != nil:
+		return ferr
+	case fixed == nil:
+		return err
+	}
+	return r.GetPromptResult.UnmarshalJSON(fixed)
 }
 
 // plainTextResult reads a result of plain text blocks, or reports false.

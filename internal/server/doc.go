@@ -17,7 +17,9 @@
 // answers tools/call and resources/read.
 //
 // Each session is sent only what the protocol version it negotiated
-// defines: capabilities, content types and elicitation.
+// defines: capabilities, content types, elicitation and cache hints. A
+// request of MCP 2026-07-28, which names its version in _meta, is served
+// without a session, on the same endpoint and stream (package stateless).
 //
 // A plugin may be mounted while it is still loading ([Loading]): the server
 // offers the lists it is expected to offer, calls wait for it, and
@@ -38,12 +40,18 @@
 //     the go-sdk server, whose handlers call the core.
 //   - fastpath: the edge in front of the go-sdk's sessions that answers
 //     tools/call and resources/read itself, over stdio and Streamable HTTP.
+//   - stateless: the edge of MCP 2026-07-28, whose requests have no
+//     session: it checks each one, runs those that may ask the client for
+//     input as parked calls (package mrtr), serves tools/call and
+//     resources/read on a fast path of its own, and leaves the rest to the
+//     go-sdk (its stateless Streamable HTTP, and the stdio session).
 //   - rawjson: the in-place JSON reader the fast path and the core share.
 //
 // This package is the composition root: it builds the core and its edges,
 // and serves them over HTTP with Hangar's guards (Host and Origin checks,
 // authentication, the bounds of httplimits.go) and the operations
-// endpoints. It may import all of them; the edges import the core (and
-// the fast path the sessions edge, in front of which it sits), never this
-// package; the core imports none of them but rawjson.
+// endpoints. It may import all of them; the edges import the core (the
+// fast path the sessions edge, in front of which it sits, and the
+// 2026-07-28 edge both), never this package; the core imports none of
+// them but rawjson.
 package server

@@ -80,7 +80,7 @@ func TestFastPathMatchesSDKClients(t *testing.T) {
 					cs = connectClient(t, tg.s, client)
 				} else {
 					var err error
-					cs, err = client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, tg.s, nil), MaxRetries: -1}, nil)
+					cs, err = client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, tg.s, nil), MaxRetries: -1}, sessionOpts)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -193,7 +193,7 @@ func TestRequestIDReachesPlugins(t *testing.T) {
 			"sse":  &mcp.SSEClientTransport{Endpoint: ts.URL + server.SSEPath},
 		}
 		for name, tr := range clients {
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), tr, sessionOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,7 +323,7 @@ func BenchmarkCall(b *testing.B) {
 				} else {
 					ts := httptest.NewServer(s.HTTPHandler(nil))
 					b.Cleanup(ts.Close)
-					cs, err = mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + server.Path, MaxRetries: -1}, nil)
+					cs, err = mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + server.Path, MaxRetries: -1}, sessionOpts)
 					if err != nil {
 						b.Fatal(err)
 					}

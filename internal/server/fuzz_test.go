@@ -243,7 +243,7 @@ func checkFreshSession(t *testing.T, s *server.Server) {
 		t.Fatalf("fresh session: Connect: %v", err)
 	}
 	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "check", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "check", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, sessionOpts)
 	if err != nil {
 		t.Fatalf("fresh session: initialize: %v", err)
 	}

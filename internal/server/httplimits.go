@@ -40,6 +40,16 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 				r.Body = &readDeadline{ReadCloser: r.Body, rc: rc}
 			}
 		}
+		if s.modern.Takes(r) {
+			// MCP 2026-07-28: no session (stateless.Edge).
+			hr, done := s.sdk.TrackHTTP(r, "")
+			defer done()
+			if wd != nil {
+				wd.lost = hr.Scope
+			}
+			s.modern.ServeHTTP(w, r)
+			return
+		}
 		id := r.Header.Get(sessionIDHeader)
 		switch {
 		case r.Method == http.MethodDelete && id != "":

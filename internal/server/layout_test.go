@@ -25,7 +25,7 @@ var layoutRules = map[string]struct {
 	"core": {
 		allow: func(p string) bool {
 			return slices.Contains([]string{
-				module + "internal/plugin", module + "internal/auth", module + "internal/metrics", module + "internal/catalog",
+				module + "internal/plugin", module + "internal/auth", module + "internal/metrics", module + "internal/catalog", module + "internal/argcheck",
 				module + "internal/server/rawjson",
 				"github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/modelcontextprotocol/go-sdk/auth",
 				"github.com/google/jsonschema-go/jsonschema", "github.com/yosida95/uritemplate/v3",
@@ -49,6 +49,14 @@ var layoutRules = map[string]struct {
 		allow: func(p string) bool {
 			return !strings.HasPrefix(p, module) || slices.Contains([]string{
 				module + "internal/server/core", module + "internal/server/sessions", module + "internal/server/rawjson",
+			}, p)
+		},
+	},
+	"stateless": {
+		allow: func(p string) bool {
+			return !strings.HasPrefix(p, module) || slices.Contains([]string{
+				module + "internal/server/core", module + "internal/server/sessions", module + "internal/server/fastpath",
+				module + "internal/server/rawjson", module + "internal/mrtr", module + "internal/plugin", module + "internal/auth",
 			}, p)
 		},
 	},

@@ -8,14 +8,17 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
+	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/fastpath"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/stateless"
 )
 
 // ErrConflict reports a tool or prompt name, or a resource URI, that two
@@ -51,6 +54,31 @@ type Options struct {
 	// ConnectIO and HTTPHandler). The answers are the same; the fast path
 	// is faster.
 	DisableFastPath bool
+
+	// The multi round-trip requests of MCP 2026-07-28 (docs/mcp-2026.md):
+	// a call whose plugin asks the client for input waits, parked, for the
+	// client's retry, which its requestState leads back to it.
+
+	// StateKey seals every requestState: 32 bytes, the same on every
+	// replica. Nil means a random key for this process, whose states no
+	// other replica can open.
+	StateKey []byte
+	// PreviousStateKeys open states too (they never seal), for rotating
+	// StateKey without failing the retries in flight.
+	PreviousStateKeys [][]byte
+	// ParkTimeout bounds how long a parked call waits for its retry; zero
+	// means 10 minutes.
+	ParkTimeout time.Duration
+	// MaxParked and MaxParkedPerPrincipal cap the parked calls, on this
+	// server and per authenticated caller; zero means the defaults (1000
+	// and 8).
+	MaxParked, MaxParkedPerPrincipal int
+	// PeerURL, such as "http://{replica}:8080/mcp", or Peers (replica name
+	// to URL) say where the other replicas' MCP endpoints are: a retry
+	// that reaches this replica over HTTP while another holds its call is
+	// forwarded there. Neither: it is told to start again.
+	PeerURL string
+	Peers   map[string]string
 }
 
 // ReplicaRE is the syntax of Options.Replica.
@@ -65,6 +93,9 @@ type Server struct {
 	core    *core.Core
 	sdk     *sessions.Server // the go-sdk's sessions
 	fast    *fastpath.Path   // in front of them
+	modern  *stateless.Edge  // MCP 2026-07-28, per request
+	mrtr    *mrtr.Manager    // its parked calls
+	fwd     *mrtr.Forwarder  // nil: no peers
 	log     *slog.Logger
 	metrics *metrics.Metrics // nil: none
 }
@@ -86,27 +117,90 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if o.Replica != "" {
 		sessionID = func() string { return o.Replica + ReplicaSeparator + rand.Text() }
 	}
+	m, err := mrtr.New(mrtr.Options{
+		Replica:               o.Replica,
+		Key:                   o.StateKey,
+		PreviousKeys:          o.PreviousStateKeys,
+		ParkTimeout:           o.ParkTimeout,
+		MaxParked:             o.MaxParked,
+		MaxParkedPerPrincipal: o.MaxParkedPerPrincipal,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.StateKey == nil && (o.Replica != "" || o.PeerURL != "" || len(o.Peers) > 0) {
+		o.Logger.Warn("no state key is configured (mrtr.state_key_file or mrtr.state_key_env): this replica seals MCP 2026-07-28 request states with a random key of its own, so a retry that reaches another replica must start its request again")
+	}
+	var fwd *mrtr.Forwarder
+	if o.PeerURL != "" || len(o.Peers) > 0 {
+		if fwd, err = mrtr.NewForwarder(mrtr.ForwarderOptions{Self: o.Replica, PeerURL: o.PeerURL, Peers: o.Peers, Logger: o.Logger}); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
 	c := core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider})
+	edge, err := stateless.New(c, &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath})
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
 	sdk := sessions.New(c, &sessions.Options{
 		Logger:    o.Logger,
 		Version:   o.Version,
 		PageSize:  o.PageSize,
 		SessionID: sessionID,
 		Send:      fastpath.Send,
+		Modern:    edge.Modern(),
 	})
+	edge.Attach(sdk)
+	// The 2026-07-28 edge first: a tool it refuses (an invalid x-mcp-header
+	// annotation) is then never offered to the go-sdk.
+	c.Listen(edge)
 	c.Listen(sdk)
 	s := &Server{
 		core:    c,
 		sdk:     sdk,
-		fast:    fastpath.New(c, sdk, &fastpath.Options{Logger: o.Logger, Disabled: o.DisableFastPath}),
+		fast:    fastpath.New(c, sdk, &fastpath.Options{Logger: o.Logger, Disabled: o.DisableFastPath, Modern: edge}),
+		modern:  edge,
+		mrtr:    m,
+		fwd:     fwd,
 		log:     o.Logger,
 		metrics: o.Metrics,
 	}
 	if err := c.Reload(ctx, mounts); err != nil {
+		m.Close()
 		return nil, err
 	}
 	s.metrics.SetPlugins(c.PluginStats)
+	s.metrics.SetMRTR(s.mrtrStats)
 	return s, nil
+}
+
+// mrtrStats reports the parked calls and forwarded retries, for metrics.
+func (s *Server) mrtrStats() metrics.MRTR {
+	st := s.mrtr.Stats()
+	out := metrics.MRTR{
+		Parked:               st.Parked,
+		Held:                 st.Held,
+		InputRequests:        st.ParkedTotal,
+		Resumed:              st.Resumed,
+		Expired:              st.Expired,
+		DroppedNotifications: st.DroppedNotifications,
+		Refusals: map[string]uint64{
+			"cap":             st.CapRefusals,
+			"capability":      st.CapabilityRefusals,
+			"state_invalid":   st.InvalidStates,
+			"state_expired":   st.ExpiredStates,
+			"state_replayed":  st.ReplayedStates,
+			"state_principal": st.PrincipalRefusals,
+			"state_mismatch":  st.MismatchRefusals,
+		},
+	}
+	if s.fwd != nil {
+		f := s.fwd.Stats()
+		out.Forwarded, out.ForwardFailures = f.Forwarded, f.Gone
+	}
+	return out
 }
 
 // Reload replaces the server's plugins with mounts, keeping every session.
@@ -132,7 +226,12 @@ func (s *Server) Readiness() (ready bool, notReady map[string]string) {
 // new HTTP sessions with HTTP 503. Drain reports how many calls it
 // cancelled.
 func (s *Server) Drain(ctx context.Context) int {
+	// 2026-07-28's listen streams end with their result.
+	s.modern.Stop()
 	n := s.core.Drain(ctx)
+	// Parked calls count as calls in progress: those no retry answered
+	// were cancelled with the others. No call parks any more.
+	s.mrtr.Close()
 	// The answers are on their way: let their HTTP requests write them.
 	s.sdk.WaitHTTP("", core.CancelGrace)
 	return n

@@ -76,6 +76,11 @@ func loadWith(t testing.TB, name, path string, limits config.Limits, log *slog.L
 	return p
 }
 
+// sessionOpts opens a session at 2025-11-25: the go-sdk's client would
+// speak 2026-07-28 first, which has none. The tests of sessions use it;
+// those of 2026-07-28 are in modern_test.go.
+var sessionOpts = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 func newServer(t *testing.T, opts *server.Options, mounts ...server.Mount) *server.Server {
 	t.Helper()
 	if opts == nil {
@@ -106,7 +111,7 @@ func connectClient(t testing.TB, s *server.Server, c *mcp.Client) *mcp.ClientSes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, nil)
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, sessionOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func httpConnect(t *testing.T, url, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "svc-test", Version: "1"}, opts).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: url + server.Path, HTTPClient: &http.Client{Transport: bearer(token)}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: url + server.Path, HTTPClient: &http.Client{Transport: bearer(token)}}, sessionOpts)
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}
@@ -575,7 +575,7 @@ func TestTracing(t *testing.T) {
 	t.Cleanup(srv.Close)
 	const headerTrace, headerParent = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	hc, err := mcp.NewClient(&mcp.Implementation{Name: "trace-test", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: srv.URL + server.Path, HTTPClient: &http.Client{Transport: traceHeader("00-" + headerTrace + "-" + headerParent + "-01")}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + server.Path, HTTPClient: &http.Client{Transport: traceHeader("00-" + headerTrace + "-" + headerParent + "-01")}}, sessionOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,7 +658,7 @@ func BenchmarkObservedCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer ss.Close()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), ct, sessionOpts)
 			if err != nil {
 				b.Fatal(err)
 			}

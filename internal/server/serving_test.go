@@ -51,7 +51,7 @@ func serveHTTP(t *testing.T, s *server.Server, opts *server.HTTPOptions) string 
 func httpClient(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, sessionOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func serveFresh(t *testing.T, wasm []byte, transport string) (cs *mcp.ClientSess
 		ct = &mcp.StreamableClientTransport{Endpoint: ts.URL + server.Path}
 		stop = ts.Close
 	}
-	cs, err = mcp.NewClient(&mcp.Implementation{Name: "state-test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "state-test", Version: "1"}, nil).Connect(context.Background(), ct, sessionOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -322,7 +322,7 @@ func TestSessionsAreIsolated(t *testing.T) {
 					return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: who}}, nil
 				},
 			})
-			cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + server.Path}, nil)
+			cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + server.Path}, sessionOpts)
 			if err != nil {
 				t.Error(err)
 				return

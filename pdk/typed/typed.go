@@ -37,6 +37,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/hangar-mcp/hangar/pdk"
+	"github.com/hangar-mcp/hangar/pdk/internal/fastjson"
 )
 
 // AddTool offers a tool whose arguments are the Go type In and whose result
@@ -148,6 +149,9 @@ func decodeArguments(args json.RawMessage, v any) error {
 	if len(args) == 0 || string(args) == "null" {
 		return nil
 	}
+	if fastjson.Bind(args, v, true) {
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
@@ -164,7 +168,7 @@ func structuredResult[Out any](out Out) (*pdk.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the tool's result: %w", err)
 	}
-	res := &pdk.CallToolResult{Content: []pdk.Content{&pdk.TextContent{Text: string(b)}}}
+	res := pdk.TextResult(string(b))
 	if len(b) > 0 && b[0] == '{' {
 		res.StructuredContent = json.RawMessage(b)
 	}

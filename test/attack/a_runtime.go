@@ -54,9 +54,9 @@ func init() {
 	)
 }
 
-// metric reads a metric of the server's /metrics (beside /mcp): the sum of
+// memMetric reads a metric of the server's /metrics (beside /mcp): the sum of
 // its series, or -1.
-func (a *A) metric(p *proc, name string) float64 {
+func (a *A) memMetric(p *proc, name string) float64 {
 	resp, err := http.Get(strings.TrimSuffix(p.url, "/mcp") + "/metrics")
 	if err != nil {
 		return -1
@@ -137,13 +137,13 @@ func hostMemory(a *A) {
 	wg.Wait()
 	took := since(start)
 	close(stopPeak)
-	heapBusy := a.metric(p, "go_memstats_heap_inuse_bytes")
+	heapBusy := a.memMetric(p, "go_memstats_heap_inuse_bytes")
 	a.Sleep(15 * time.Second)
 	rssAfter := p.rss()
-	heapAfter := a.metric(p, "go_memstats_heap_inuse_bytes")
+	heapAfter := a.memMetric(p, "go_memstats_heap_inuse_bytes")
 	// The instances still idle keep their memory (up to 4 of them, those
 	// whose last call held 200 MiB and returned): that much is legitimate.
-	idle := a.metric(p, "hangar_plugin_guest_memory_bytes")
+	idle := a.memMetric(p, "hangar_plugin_guest_memory_bytes")
 	a.Figure("calls", "%d crashed at a limit (memory, stack), %d held 200 MiB, in %v", crashes, held, took)
 	a.Figure("RSS", "%.0f MiB before, %.0f MiB at the peak, %.0f MiB 15 s after, of which the idle instances' memories hold up to %s (past 2 GiB, killed by the suite's guard, before the fix)", rssBefore, peak, rssAfter, mib(idle))
 	a.Figure("Go heap in use", "%s right after, %s 15 s after", mib(heapBusy), mib(heapAfter))

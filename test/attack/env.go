@@ -27,6 +27,7 @@ type env struct {
 	register string // internal/testplugins/register: notify_tool_list_changed floods
 	egress   string // internal/testplugins/egress: stdout and stderr floods
 	hostile  string // internal/testplugins/hostile: sandbox escapes
+	mrtr     string // internal/testplugins/mrtr: tools, a prompt and a resource that elicit, sample, list roots
 
 	regOnce sync.Once
 	reg     string // the OCI registry binary
@@ -102,6 +103,7 @@ func setup(ctx context.Context, o *options) (*env, error) {
 		"./internal/testplugins/register": &e.register,
 		"./internal/testplugins/egress":   &e.egress,
 		"./internal/testplugins/hostile":  &e.hostile,
+		"./internal/testplugins/mrtr":     &e.mrtr,
 	} {
 		wg.Go(func() {
 			p, err := testutil.Build(pkg)

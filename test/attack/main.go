@@ -60,7 +60,7 @@ func main() {
 	slices.SortStableFunc(attacks, func(x, y *attack) int { return compareIDs(x.id, y.id) })
 	if *list {
 		for _, at := range attacks {
-			fmt.Printf("%-5s %-22s %s\n", at.id, at.name, at.attempt)
+			fmt.Printf("%-6s %-22s %s\n", at.id, at.name, at.attempt)
 		}
 		return
 	}
@@ -239,7 +239,7 @@ func runAttack(ctx context.Context, e *env, at *attack, o *options) *outcome {
 	if !r.Passed {
 		status = "FAIL"
 	}
-	fmt.Printf("%s %-5s %-22s %6.1fs  %s\n", status, at.id, at.name, r.Seconds, r.Result)
+	fmt.Printf("%s %-6s %-22s %6.1fs  %s\n", status, at.id, at.name, r.Seconds, r.Result)
 	for _, f := range r.Figures {
 		fmt.Printf("       %s: %s\n", f.Name, f.Value)
 	}

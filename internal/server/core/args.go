@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/hangar-mcp/hangar/internal/argcheck"
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 )
 
@@ -155,7 +156,7 @@ func validateArguments(schema *jsonschema.Resolved, raw json.RawMessage) string 
 		return "arguments must be a JSON object"
 	}
 	if err := schema.Validate(args); err != nil {
-		return err.Error()
+		return argcheck.Message(schema, args, err)
 	}
 	return ""
 }

@@ -238,6 +238,8 @@ func (c *Core) PluginStats() []metrics.Plugin {
 			Name: m.name, Busy: busy, Idle: idle,
 			GuestMemory: p.GuestMemory(),
 			Compile:     p.CompileTime(),
+
+			ProgressDropped: p.ProgressDropped(),
 		})
 	}
 	return out

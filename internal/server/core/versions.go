@@ -22,6 +22,10 @@ import (
 //     has no mode field.
 //   - 2025-11-25: URL-mode elicitation, the mode field and
 //     notifications/elicitation/complete.
+//   - 2026-07-28: no sessions; requests carry their version and client
+//     capabilities in _meta, and a server asks the client for input with
+//     multi round-trip results. Its content is 2025-11-25's: the edge
+//     that serves it (package stateless) adapts the rest.
 //
 // Content a version lacks is replaced, in tool results and prompt
 // messages, by a text block describing it (a resource link becomes
@@ -38,6 +42,7 @@ const (
 	Version20250326 = "2025-03-26"
 	Version20250618 = "2025-06-18"
 	Version20251125 = "2025-11-25"
+	Version20260728 = "2026-07-28"
 )
 
 // CapabilitiesFor returns caps without what version v does not define.

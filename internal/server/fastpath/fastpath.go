@@ -37,6 +37,37 @@ type Options struct {
 	// Disabled leaves every request to the go-sdk: the fast path only
 	// passes the bytes on (and keeps the sessions' idle timeout over HTTP).
 	Disabled bool
+	// Modern, if set, is the edge of MCP 2026-07-28 over stdio: it sees
+	// each line first (stdio.go).
+	Modern Modern
+}
+
+// Modern is the edge of MCP 2026-07-28 over a stream (package
+// stateless), whose requests have no session: the fast path shows it each
+// line before it reads the line itself.
+type Modern interface {
+	// Line looks at a line, body (without its line end); fast reports
+	// whether the fast path is enabled. A zero ModernLine leaves the line
+	// to the fast path and the go-sdk.
+	Line(body []byte, fast bool) ModernLine
+}
+
+// ModernLine is what the edge makes of a line.
+type ModernLine struct {
+	// ID is the JSON-RPC id of the request on the line.
+	ID jsonrpc.ID
+	// Answer, if set, is the line's answer (an error): the request is not
+	// served.
+	Answer []byte
+	// Serve, if set, serves the request: the fast path runs it as one of
+	// its calls (on a worker, cancelled by notifications/cancelled for ID)
+	// and writes what it returns, if anything; write writes the call's
+	// notifications.
+	Serve func(ctx context.Context, write func([]byte)) []byte
+	// Open marks a request that runs until it is cancelled (a
+	// subscriptions/listen): the stream's close cancels it rather than
+	// wait for it.
+	Open bool
 }
 
 // Path is the fast path in front of the go-sdk's sessions of one core.
@@ -45,6 +76,7 @@ type Path struct {
 	sdk      *sessions.Server
 	log      *slog.Logger
 	disabled bool
+	modern   Modern // nil: none
 }
 
 // New returns the fast path of c in front of sdk, whose go-sdk server must
@@ -57,7 +89,7 @@ func New(c Core, sdk *sessions.Server, opts *Options) *Path {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Path{core: c, sdk: sdk, log: o.Logger, disabled: o.Disabled}
+	return &Path{core: c, sdk: sdk, log: o.Logger, disabled: o.Disabled, modern: o.Modern}
 }
 
 // fastSession is the fast path's state for one MCP session.
@@ -68,6 +100,7 @@ type fastSession struct {
 
 	mu      sync.Mutex
 	calls   map[jsonrpc.ID]context.CancelCauseFunc // the fast path's calls in progress
+	open    map[jsonrpc.ID]bool                    // (stdio) those that run until cancelled
 	sdk     map[jsonrpc.ID]int                     // requests given to the go-sdk, not yet answered
 	pending map[jsonrpc.ID]chan *jsonrpc.Response  // (HTTP) server requests waiting for the client
 	seq     int64                                  // (HTTP) numbers server requests
@@ -117,6 +150,12 @@ func (p *Path) takes(m *message) bool {
 // with its id is in progress (on either path). The caller calls release
 // when the call is answered and then running.Done.
 func (fs *fastSession) start(ctx context.Context, id jsonrpc.ID) (context.Context, bool) {
+	return fs.startCall(ctx, id, false)
+}
+
+// startCall is start; open marks a call that runs until cancelled, which
+// close cancels.
+func (fs *fastSession) startCall(ctx context.Context, id jsonrpc.ID, open bool) (context.Context, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if _, busy := fs.calls[id]; busy {
@@ -127,14 +166,26 @@ func (fs *fastSession) start(ctx context.Context, id jsonrpc.ID) (context.Contex
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	fs.calls[id] = cancel
+	if open {
+		if fs.open == nil {
+			fs.open = map[jsonrpc.ID]bool{}
+		}
+		fs.open[id] = true
+	}
 	fs.running.Add(1)
 	return ctx, true
 }
 
-// close stops the fast path taking calls, before running is waited on.
+// close stops the fast path taking calls, before running is waited on,
+// and cancels those that run until cancelled.
 func (fs *fastSession) close() {
 	fs.mu.Lock()
 	fs.closing = true
+	for id := range fs.open {
+		if c := fs.calls[id]; c != nil {
+			c(errServerClosing)
+		}
+	}
 	fs.mu.Unlock()
 }
 
@@ -143,10 +194,20 @@ func (fs *fastSession) release(id jsonrpc.ID) {
 	fs.mu.Lock()
 	cancel := fs.calls[id]
 	delete(fs.calls, id)
+	delete(fs.open, id)
 	fs.mu.Unlock()
 	if cancel != nil {
 		cancel(nil)
 	}
+}
+
+// inUse reports whether a request with this id is in progress, on either
+// path.
+func (fs *fastSession) inUse(id jsonrpc.ID) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	_, busy := fs.calls[id]
+	return busy || fs.sdk[id] > 0
 }
 
 // busy reports whether the fast path has a call with this id in progress.
@@ -233,7 +294,10 @@ func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *mess
 			res = r
 		}
 	} else {
-		res, err = fs.p.core.ReadResource(ctx, rq, m.key)
+		var r *mcp.ReadResourceResult
+		if r, err = fs.p.core.ReadResource(ctx, rq, m.key); err == nil {
+			res = sessions.WithoutCacheHints(r) // as the go-sdk's sessions send it
+		}
 	}
 	fs.p.core.EndRequest(span, m.method, res, err)
 	if err != nil {

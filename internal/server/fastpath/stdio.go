@@ -155,6 +155,9 @@ func (r *lineReader) route(line []byte) {
 		r.pass(line)
 		return
 	}
+	if r.st.p.modern != nil && r.modern(body) {
+		return
+	}
 	if r.st.p.disabled {
 		r.pass(line)
 		return
@@ -179,6 +182,39 @@ func (r *lineReader) route(line []byte) {
 		fs.cancel(m.id, nil)
 	}
 	r.pass(line)
+}
+
+// modern shows a line to the edge of MCP 2026-07-28 first, and reports
+// whether it took the line: answered it, or serves it as one of the fast
+// path's calls.
+func (r *lineReader) modern(body []byte) bool {
+	ml := r.st.p.modern.Line(body, !r.st.p.disabled)
+	fs := r.st.fs
+	switch {
+	case ml.Answer != nil:
+		if !fs.inUse(ml.ID) { // the go-sdk drops a request whose id is in use
+			r.st.out.writeMessage(ml.Answer)
+		}
+		return true
+	case ml.Serve != nil && r.st.out.ok():
+		if fs.busy(ml.ID) {
+			return true // dropped, as the go-sdk does
+		}
+		ctx, ok := fs.startCall(r.st.base, ml.ID, ml.Open)
+		if !ok {
+			return false // the go-sdk has a request with its id: it drops this one
+		}
+		callWorkers.run(func() {
+			defer fs.running.Done()
+			resp := ml.Serve(ctx, r.st.out.writeMessage)
+			fs.release(ml.ID) // as the go-sdk, before the answer is written
+			if resp != nil {
+				r.st.out.writeMessage(resp)
+			}
+		})
+		return true
+	}
+	return false
 }
 
 // callWorkers runs the fast path's stdio calls.

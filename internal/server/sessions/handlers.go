@@ -15,17 +15,17 @@ import (
 
 func (s *Server) toolHandler(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	p := req.Params
-	return s.core.CallTool(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "tools/call", p.Name), p.Name, p.Arguments)
+	return s.core.CallTool(ctx, s.sdkRequest(ctx, req.Session, req.Extra, p.Meta, "tools/call", p.Name), p.Name, p.Arguments)
 }
 
 func (s *Server) resourceHandler(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	p := req.Params
-	return s.core.ReadResource(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "resources/read", p.URI), p.URI)
+	return s.core.ReadResource(ctx, s.sdkRequest(ctx, req.Session, req.Extra, p.Meta, "resources/read", p.URI), p.URI)
 }
 
 func (s *Server) promptHandler(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	p := req.Params
-	return s.core.GetPrompt(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "prompts/get", p.Name), p.Name, p.Arguments)
+	return s.core.GetPrompt(ctx, s.sdkRequest(ctx, req.Session, req.Extra, p.Meta, "prompts/get", p.Name), p.Name, p.Arguments)
 }
 
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
@@ -34,7 +34,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	if p.Ref != nil {
 		key = p.Ref.Name + p.Ref.URI
 	}
-	return s.core.Complete(ctx, s.sdkRequest(req.Session, req.Extra, p.Meta, "completion/complete", key), p)
+	return s.core.Complete(ctx, s.sdkRequest(ctx, req.Session, req.Extra, p.Meta, "completion/complete", key), p)
 }
 
 // subscribe accepts subscriptions to URIs that some plugin serves. The SDK
@@ -48,6 +48,11 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 // host imports reach the session's client at once (no queue: the call has
 // no end to flush it).
 func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ProtocolVersion >= core.Version20260728 {
+			return // a 2026-07-28 connection: the notification is not part of it
+		}
+	}
 	rq := core.Request{Principal: tokenOf(req.Extra)} // a notification has no id
 	if req.Params != nil {
 		rq.Meta = req.Params.Meta

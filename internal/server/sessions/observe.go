@@ -50,7 +50,10 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if extra != nil {
 			header = extra.Header
-			if extra.TokenInfo != nil {
+			// A 2026-07-28 request has a session of its own, which is
+			// told of no change (the edge of that version serves
+			// subscriptions/listen).
+			if extra.TokenInfo != nil && !IsModern(req) {
 				s.noteGrant(ss, auth.GrantOf(extra.TokenInfo))
 			}
 		}

@@ -51,6 +51,9 @@ type Options struct {
 	// client passes through it after Hangar's adaptations (the fast path
 	// puts on its own streams what its calls send).
 	Send mcp.Middleware
+	// Modern, if set, makes the server speak MCP 2026-07-28 too, per
+	// request (see modern.go).
+	Modern *Modern
 }
 
 // Server serves the core to the go-sdk's sessions. It is a core.Listener:
@@ -85,10 +88,17 @@ func New(c Core, opts *Options) *Server {
 		sessions: map[*mcp.ServerSession]*State{},
 		requests: httpRequests{byToken: map[string]*HTTPRequest{}},
 	}
+	versions := ProtocolVersions()
+	var setCacheable func(context.Context, mcp.Request, *mcp.Cacheable)
+	if o.Modern != nil {
+		versions = append([]string{core.Version20260728}, versions...)
+		setCacheable = o.Modern.SetCacheable
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
 		GetSessionID:              o.SessionID,
 		Logger:                    sdkLogger(o.Logger), // per-session records at debug
-		SupportedProtocolVersions: ProtocolVersions(),
+		SupportedProtocolVersions: versions,
+		SetCacheable:              setCacheable,
 		PageSize:                  o.PageSize,
 		Capabilities:              core.Capabilities(),
 		CompletionHandler:         s.complete,
@@ -96,6 +106,9 @@ func New(c Core, opts *Options) *Server {
 		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		RootsListChangedHandler:   s.rootsListChanged,
 	})
+	if o.Modern != nil && o.Modern.Middleware != nil {
+		s.mcp.AddReceivingMiddleware(o.Modern.Middleware) // innermost
+	}
 	s.mcp.AddReceivingMiddleware(adaptResults)
 	if o.Send != nil {
 		s.mcp.AddSendingMiddleware(adaptRequests, o.Send) // Send innermost
@@ -103,6 +116,7 @@ func New(c Core, opts *Options) *Server {
 		s.mcp.AddSendingMiddleware(adaptRequests)
 	}
 	s.mcp.AddReceivingMiddleware(s.observeRequests) // observe.go
+	s.mcp.AddReceivingMiddleware(dropUndefined)     // outermost: modern.go
 	s.mcp.AddSendingMiddleware(s.hideListChanges)
 	return s
 }
@@ -142,6 +156,22 @@ func (s *Server) StreamableHTTP(store mcp.EventStore) http.Handler {
 		// The fast path keeps the sessions' idle timeout, since it serves
 		// requests the go-sdk does not see.
 		DisableLocalhostProtection: true,
+	})
+}
+
+// StatelessHTTP returns the go-sdk's handler of Streamable HTTP in its
+// stateless mode, which serves the requests of MCP 2026-07-28, each in a
+// session of its own that ends with it. The edge of that version (package
+// stateless) is in front of it: it checks each request's _meta and
+// headers first, and tracks the HTTP request (TrackHTTP).
+func (s *Server) StatelessHTTP() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		Logger:                     sdkLogger(s.log),
+		DisableLocalhostProtection: true, // Hangar checks Host on every address
+		// A call whose client went away is cancelled, as for Hangar's
+		// own streams.
+		PropagateRequestCancellation: true,
 	})
 }
 

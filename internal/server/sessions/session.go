@@ -92,9 +92,14 @@ func (st *State) Request(id string, meta mcp.Meta, principal *sdkauth.TokenInfo,
 // sdkRequest describes a request the go-sdk delivered to a handler. The
 // JSON-RPC id comes from the transport: Hangar's connections put it in the
 // request's Extra (idHeader), and over Streamable HTTP the HTTP request
-// that carried the call recorded it (requestHeader).
-func (s *Server) sdkRequest(ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta, method, key string) core.Request {
+// that carried the call recorded it (requestHeader). A call the
+// 2026-07-28 edge detached (WithDetached) reaches its client through the
+// edge, and neither the session nor the HTTP request ends it.
+func (s *Server) sdkRequest(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta, method, key string) core.Request {
 	id, carrier := s.sdkID(extra, method, key)
+	if d := detachedFrom(ctx); d != nil {
+		return core.Request{Principal: tokenOf(extra), ID: id, Meta: meta, Version: core.Version20260728, Capabilities: d.Capabilities, Client: d.Client}
+	}
 	if ss == nil {
 		return core.Request{Principal: tokenOf(extra), ID: id, Meta: meta, Carrier: carrier}
 	}

@@ -23,10 +23,10 @@ const (
 )
 
 // ProtocolVersions are the protocol versions the sessions speak: those
-// with sessions, up to 2025-11-25. From 2026-07-28 on, a server may not
-// send requests to the client while serving one (sampling, elicitation and
-// roots become multi-round-trip results), which a plugin blocked in a host
-// import cannot answer; clients of that version fall back to 2025-11-25.
+// with sessions, up to 2025-11-25. From 2026-07-28 on there are no
+// sessions: the go-sdk server speaks that version too when given a Modern
+// (modern.go), request by request, and initialize still answers
+// 2025-11-25 to a client that asks for it.
 func ProtocolVersions() []string {
 	var vs []string
 	for _, v := range mcp.SupportedProtocolVersions() {

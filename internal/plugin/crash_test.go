@@ -1,0 +1,85 @@
+package plugin
+
+import (
+	"testing"
+	"time"
+)
+
+// TestCrashLog: what the stderr of crashing guests says, line by line, and
+// the message a crashed call takes from it.
+func TestCrashLog(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name    string
+		lines   []string
+		message string
+		oom     bool
+		crash   []bool // which lines belong to the crash (logged at debug)
+	}{
+		{"go panic", []string{"working", "panic: boom", "", "goroutine 1 [running]:", "main.main()"},
+			"panic: boom", false, []bool{false, true, true, true, true}},
+		{"go panic with a message of two lines", []string{"panic: first line", "second line", "", "goroutine 1 [running]:"},
+			"panic: first line\nsecond line", false, []bool{true, true, true, true}},
+		{"go runtime out of memory", []string{"runtime: out of memory: cannot allocate 1048576-byte block (62783488 in use)", "fatal error: out of memory", "", "goroutine 1 gp=0x2821c0 m=0 mp=0x1dffc0 [running]:"},
+			"runtime: out of memory: cannot allocate 1048576-byte block (62783488 in use)", true, []bool{true, true, true, true}},
+		{"go fatal error", []string{"fatal error: all goroutines are asleep - deadlock!", "", "goroutine 1 [chan receive]:"},
+			"fatal error: all goroutines are asleep - deadlock!", false, []bool{true, true, true}},
+		{"rust panic", []string{"thread 'main' panicked at src/lib.rs:12:5:", "index out of bounds: the len is 0 but the index is 3", "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"},
+			"index out of bounds: the len is 0 but the index is 3 (thread 'main' panicked at src/lib.rs:12:5)", false, []bool{true, true, true}},
+		{"rust panic, before 1.73", []string{"thread '<unnamed>' panicked at 'called `Option::unwrap()` on a `None` value', src/lib.rs:3:9"},
+			"thread '<unnamed>' panicked at 'called `Option::unwrap()` on a `None` value', src/lib.rs:3:9", false, []bool{true}},
+		{"rust allocation failure", []string{"memory allocation of 1073741824 bytes failed"},
+			"memory allocation of 1073741824 bytes failed", true, []bool{true}},
+		{"no crash", []string{"a panic: in the middle is not one", "thread 'x' is fine"}, "", false, []bool{false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &crashLog{now: func() time.Time { return now }}
+			for i, l := range tc.lines {
+				if got := c.observe(l); got != tc.crash[i] {
+					t.Errorf("line %q: crash %v, want %v", l, got, tc.crash[i])
+				}
+			}
+			msg, oom := c.take()
+			if msg != tc.message || oom != tc.oom {
+				t.Errorf("take = %q, %v; want %q, %v", msg, oom, tc.message, tc.oom)
+			}
+			if msg, _ := c.take(); msg != "" {
+				t.Errorf("taken twice: %q", msg)
+			}
+			if c.observe("an ordinary line") {
+				t.Error("after the crash was taken, lines are still the crash's")
+			}
+		})
+	}
+
+	// A crash no call took is forgotten after crashKept, and the lines
+	// after it are no longer the crash's.
+	c := &crashLog{now: func() time.Time { return now }}
+	c.observe("panic: boom")
+	now = now.Add(crashKept + time.Second)
+	if c.observe("later output") {
+		t.Error("a line long after a crash is the crash's")
+	}
+	if msg, _ := c.take(); msg != "" {
+		t.Errorf("a stale crash was taken: %q", msg)
+	}
+}
+
+// TestCrashErrorText: what the errors of crashes say.
+func TestCrashErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		err  *CrashError
+		want string
+	}{
+		{&CrashError{Plugin: "p", Export: "call_tool", Reason: "panic: boom"}, "plugin p: call_tool: plugin crashed: panic: boom"},
+		{&CrashError{Plugin: "p", Export: "list_tools", Starting: true, Reason: "panic: boom"}, "plugin p crashed while starting: panic: boom"},
+		{&CrashError{Plugin: "p", Export: "call_tool", OutOfMemory: true, Memory: 64 << 20, Reason: "x"},
+			"plugin p: call_tool: plugin crashed: plugin ran out of memory (limits.memory 64MiB); raise limits.memory of plugin p if it needs more"},
+		{&CrashError{Plugin: "p", Export: "call", ExitCode: 2}, "plugin p: call: plugin crashed: exited with code 2"},
+		{&CrashError{Plugin: "p", Export: "call", Memory: 1<<20 + 1, OutOfMemory: true}, "plugin p: call: plugin crashed: plugin ran out of memory (limits.memory 1048577 bytes); raise limits.memory of plugin p if it needs more"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,49 @@
+// Package stateless is the edge of MCP 2026-07-28, whose requests have no
+// session: each carries its protocol version and the client's capabilities
+// in _meta, and a server that needs the client's input answers
+// input_required and is sent the request again with the answers (multi
+// round-trip requests).
+//
+// Both eras share Hangar's endpoint and stdio. Over Streamable HTTP the
+// edge tells a request of 2026-07-28 from an older one (Takes: its
+// MCP-Protocol-Version header, or its _meta) and answers it (ServeHTTP);
+// over stdio the fast path shows it every line first (Line). It checks
+// what the revision requires of a request before anything runs: the
+// per-request _meta fields (invalid params, or UnsupportedProtocolVersion
+// with the versions Hangar speaks), and over HTTP the headers that mirror
+// the body (Mcp-Method, Mcp-Name, and the Mcp-Param headers of a tool's
+// x-mcp-header parameters: HeaderMismatch). GET and DELETE are refused with
+// 405, Mcp-Session-Id and Last-Event-ID are ignored.
+//
+// The requests that may need the client's input, tools/call, prompts/get
+// and resources/read, run through a Manager of package mrtr: the plugin's
+// call gets the Manager's plugin.Host, whose sampling, elicitation and
+// roots park the call and answer the request input_required, and a retry
+// brings the answers back to the call. A retry is admitted by the core as
+// a request is (the tool, prompt or resource must still be there for the
+// caller); over HTTP, one whose requestState names another replica is
+// forwarded to it (mrtr.Forwarder).
+//
+// Two paths serve a request, as for older versions. The go-sdk reads it
+// (its stateless Streamable HTTP handler, or the stdio session), answers
+// server/discover, the lists and completion, and puts resultType and
+// serverInfo on every result; the middleware of this package (the go-sdk
+// server's innermost, Modern) runs the go-sdk's handlers of the three
+// methods above as the Manager's calls and answers errors as 2026-07-28
+// defines them. The fast path serves a tools/call or resources/read of a
+// tool or resource some plugin serves itself, through the core, and
+// answers with the bytes the go-sdk would write (the differential tests of
+// package server compare them).
+//
+// subscriptions/listen is the edge's own on both paths (listen.go): the
+// edge is a core.Listener, told of list changes and resource updates, and
+// a stream ends with the listen's result when the server stops (Stop). As
+// a core.Listener it also refuses a tool whose x-mcp-header annotations
+// break the revision's rules when a plugin offers it (the core logs why).
+// It sets the cache hints of 2026-07-28 results (ttlMs, cacheScope) from
+// what Hangar knows; older versions are sent none (package sessions).
+//
+// It may import the core, the sessions edge and the fast path (whose
+// Modern it implements), rawjson, packages mrtr, plugin and auth, and the
+// go-sdk; never package server.
+package stateless

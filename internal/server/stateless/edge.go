@@ -1,0 +1,431 @@
+package stateless
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/hangar-mcp/hangar/internal/auth"
+	"github.com/hangar-mcp/hangar/internal/mrtr"
+	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
+)
+
+// Core is what the 2026-07-28 edge needs of the dispatch core: lookups,
+// the requests its fast path serves, the check of a retry, observation,
+// and whether every plugin is loaded. *core.Core implements it.
+type Core interface {
+	HasTool(name string) bool
+	HasResource(uri string) bool
+	Admit(rq core.Request, method, key string) error
+	CallTool(ctx context.Context, rq core.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error)
+	ReadResource(ctx context.Context, rq core.Request, uri string) (*mcp.ReadResourceResult, error)
+	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
+	EndRequest(span trace.Span, method string, res mcp.Result, err error)
+	Readiness() (ready bool, notReady map[string]string)
+	Fingerprint(k plugin.ListKind, g *auth.Grant) string
+}
+
+// Options configure an Edge.
+type Options struct {
+	// Logger receives the diagnostics. Nil means slog.Default().
+	Logger *slog.Logger
+	// Version is reported to clients in serverInfo.
+	Version string
+	// Manager runs the calls that may ask the client for input (multi
+	// round-trip requests). Required.
+	Manager *mrtr.Manager
+	// Forwarder, if set, sends a retry whose requestState names another
+	// replica there (HTTP only). Nil: such a retry is told to start again.
+	Forwarder *mrtr.Forwarder
+	// DisableFastPath leaves every request to the go-sdk: the edge still
+	// checks each one, routes retries and serves parked calls.
+	DisableFastPath bool
+}
+
+// Edge is the edge of MCP 2026-07-28: it checks each request of that
+// version, serves through the dispatch core the ones that may need the
+// client's input (tools/call, prompts/get, resources/read) with package
+// mrtr, and leaves the rest to the go-sdk. It is a core.Listener: it
+// refuses tools whose x-mcp-header annotations are invalid, and keeps the
+// others' bindings.
+type Edge struct {
+	core    Core
+	sdk     *sessions.Server
+	sdkHTTP http.Handler // the go-sdk's stateless Streamable HTTP
+	m       *mrtr.Manager
+	fwd     *mrtr.Forwarder
+	log     *slog.Logger
+	info    *mcp.Implementation
+	fastOff bool
+
+	mu      sync.Mutex
+	headers map[string][]binding // by exposed tool name, for tools with x-mcp-header parameters
+
+	lmu       sync.Mutex
+	listeners map[*listener]struct{} // subscriptions/listen streams (listen.go)
+	stop      chan struct{}          // closed by Stop
+	stopOnce  sync.Once
+}
+
+// New returns the edge of c. Give its Modern to the go-sdk's sessions
+// (sessions.Options.Modern), then the sessions to Attach; register it with
+// c (core.Core.Listen) before the sessions, and before c's first plugins.
+func New(c Core, opts *Options) (*Edge, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Manager == nil {
+		return nil, errors.New("stateless: Options.Manager is required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Edge{
+		core:      c,
+		m:         o.Manager,
+		fwd:       o.Forwarder,
+		log:       o.Logger,
+		info:      &mcp.Implementation{Name: "hangar", Version: o.Version},
+		fastOff:   o.DisableFastPath,
+		headers:   map[string][]binding{},
+		listeners: map[*listener]struct{}{},
+		stop:      make(chan struct{}),
+	}, nil
+}
+
+// Modern returns what the edge adds to the go-sdk's server.
+func (e *Edge) Modern() *sessions.Modern {
+	return &sessions.Modern{Middleware: e.middleware, SetCacheable: e.setCacheable}
+}
+
+// Attach gives the edge the go-sdk's sessions it leaves requests to.
+func (e *Edge) Attach(sdk *sessions.Server) {
+	e.sdk = sdk
+	e.sdkHTTP = sdk.StatelessHTTP()
+}
+
+// Offer implements core.Listener: a tool whose x-mcp-header annotations
+// are invalid is refused (and the core logs why); a valid tool's
+// bindings are kept, to check its calls' Mcp-Param headers.
+func (e *Edge) Offer(item any) error {
+	t, ok := item.(*mcp.Tool)
+	if !ok {
+		return nil
+	}
+	bs, err := headerBindings(t.InputSchema)
+	if err != nil {
+		return fmt.Errorf("invalid x-mcp-header annotation (MCP 2026-07-28 clients must drop the tool): %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(bs) > 0 {
+		e.headers[t.Name] = bs
+	} else {
+		delete(e.headers, t.Name)
+	}
+	return nil
+}
+
+// Withdraw implements core.Listener.
+func (e *Edge) Withdraw(kind core.Kind, keys ...string) {
+	if kind != core.Tools {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, k := range keys {
+		delete(e.headers, k)
+	}
+}
+
+// bindings returns the x-mcp-header bindings of the tool with the exposed
+// name, nil if it has none.
+func (e *Edge) bindings(name string) []binding {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.headers[name]
+}
+
+// The cache hints of 2026-07-28 (server/utilities/caching). Lists change
+// only when the plugins are reloaded or a plugin says its list changed,
+// and a client that listens (subscriptions/listen) is told of both at once;
+// ListTTL bounds how stale a client that does not listen may be. What
+// server/discover says changes only with Hangar's own version. A read's
+// content is the plugin's: the hints are those it gave, 0 (stale at once)
+// if none.
+const (
+	ListTTL     = time.Minute
+	DiscoverTTL = time.Hour
+)
+
+// setCacheable sets the cache hints of a 2026-07-28 result: the go-sdk's
+// ServerOptions.SetCacheable. A result is "private" when the request was
+// authenticated, since what a caller sees then depends on its token
+// (lists are filtered by its grant, and a shared cache must not hand one
+// caller's answer to another), and "public" otherwise. Lists have no TTL
+// while a plugin is still loading: its lists may change when it is
+// loaded.
+func (e *Edge) setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	if !sessions.IsModern(req) {
+		return // older versions are sent none (sessions.WithoutCacheHints)
+	}
+	var principal *sdkauth.TokenInfo
+	if x := req.GetExtra(); x != nil {
+		principal = x.TokenInfo
+	}
+	switch req.GetParams().(type) {
+	case *mcp.DiscoverParams:
+		c.TTLMs, c.CacheScope = int(DiscoverTTL.Milliseconds()), "public"
+	case *mcp.ReadResourceParams:
+		readHints(c, principal != nil)
+	default:
+		c.TTLMs, c.CacheScope = e.listTTL(), scope(principal != nil)
+	}
+}
+
+func (e *Edge) listTTL() int {
+	if ready, _ := e.core.Readiness(); !ready {
+		return 0
+	}
+	return int(ListTTL.Milliseconds())
+}
+
+// readHints settles a read's hints: the plugin's TTL (never negative) and
+// scope, "private" if the request was authenticated.
+func readHints(c *mcp.Cacheable, authenticated bool) {
+	c.TTLMs = max(c.TTLMs, 0)
+	c.CacheScope = scope(authenticated || c.CacheScope == "private")
+}
+
+func scope(private bool) string {
+	if private {
+		return "private"
+	}
+	return "public"
+}
+
+// call is a request of 2026-07-28 that may need the client's input, as
+// either path describes it.
+type call struct {
+	method string // tools/call, prompts/get or resources/read
+	key    string // the tool's or prompt's name, or the URI
+	params json.RawMessage
+	retry  bool         // it carries a requestState
+	rq     core.Request // Principal, ID, Meta, Version, Capabilities
+	sink   mrtr.Sink
+}
+
+// serve serves c through the Manager: a first request starts the call
+// with run (given the call's own context and a request whose client sink
+// is the call's, and which no session or HTTP request ends: the Manager
+// bounds it); a retry, once the core has admitted it (the tool, prompt or
+// resource is still there for the caller), brings its answers to the
+// parked call. It returns the call's result, or the input it needs.
+func (e *Edge) serve(ctx context.Context, c *call, run func(ctx context.Context, rq core.Request) (mcp.Result, error)) (mcp.Result, *mrtr.InputRequiredResult, error) {
+	if c.retry {
+		if err := e.core.Admit(c.rq, c.method, c.key); err != nil {
+			return nil, nil, err
+		}
+	}
+	req := mrtr.Request{Method: c.method, Params: c.params, Principal: principalOf(c.rq.Principal), Capabilities: c.rq.Capabilities, Sink: c.sink}
+	out, err := e.m.Serve(ctx, req, func(ctx context.Context, host plugin.Host) (any, error) {
+		rq := c.rq
+		rq.Client, rq.Scope, rq.Carrier = host, nil, nil
+		return run(ctx, rq)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if out.Input != nil {
+		return nil, out.Input, nil
+	}
+	res, ok := out.Result.(mcp.Result)
+	if !ok || res == nil {
+		return nil, nil, fmt.Errorf("internal error: the call of %s returned no result", c.method)
+	}
+	if r, ok := res.(*mcp.ReadResourceResult); ok {
+		// The go-sdk's readResource set them (setCacheable) on its path.
+		readHints(&r.Cacheable, c.rq.Principal != nil)
+		if c.retry {
+			// The result depends on the answers, which are not part of the
+			// request a cache would key it by.
+			r.TTLMs, r.CacheScope = 0, "private"
+		}
+	}
+	return res, nil, nil
+}
+
+// fastServed counts the calls the edge's fast path served (for tests).
+var fastServed atomic.Int64
+
+// Served returns how many calls the fast path of the 2026-07-28 edge has
+// served in this process (for tests).
+func Served() int64 { return fastServed.Load() }
+
+// principalOf is the principal a requestState binds: the token's
+// subject, or "" without authentication.
+func principalOf(ti *sdkauth.TokenInfo) string {
+	if ti == nil {
+		return ""
+	}
+	return ti.UserID
+}
+
+// rpcError is the JSON-RPC error a 2026-07-28 request is answered with for
+// err: a request that ended while its call ran as a cancelled one, the
+// Manager's errors as package mrtr maps them, the core's as they
+// are but for resource not found, which 2026-07-28 answers with invalid
+// params (the go-sdk already does, unless MCPGODEBUG restores -32002),
+// and anything else as an internal error.
+func rpcError(err error) *jsonrpc.Error {
+	if errors.Is(err, mrtr.ErrRequestEnded) {
+		// The client cancelled it (or went away, and reads nothing).
+		return &jsonrpc.Error{Code: core.CodeRequestCancelled, Message: "request cancelled"}
+	}
+	if e := mrtr.RPCError(err); e != nil {
+		return e
+	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		if je.Code == -32002 {
+			c := *je
+			c.Code = jsonrpc.CodeInvalidParams
+			return &c
+		}
+		return je
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// withServerInfo adds serverInfo to res's _meta, as the go-sdk does for
+// every result of 2026-07-28.
+func (e *Edge) withServerInfo(meta mcp.Meta) mcp.Meta {
+	if meta == nil {
+		meta = mcp.Meta{}
+	}
+	if _, ok := meta[sessions.MetaServerInfo]; !ok {
+		meta[sessions.MetaServerInfo] = e.info
+	}
+	return meta
+}
+
+// marshalInput encodes an InputRequiredResult with its _meta, the same
+// way on both paths.
+func marshalInput(in *mrtr.InputRequiredResult, meta mcp.Meta) ([]byte, error) {
+	out := *in
+	out.Meta = meta
+	return json.Marshal(&out)
+}
+
+// inputRequired is the go-sdk path's answer to a request whose call needs
+// input: the request's result type (for the go-sdk, which adds serverInfo
+// to its _meta), marshaled as an InputRequiredResult and nothing else.
+type inputRequired struct {
+	mcp.Result
+	in *mrtr.InputRequiredResult
+}
+
+func (r *inputRequired) MarshalJSON() ([]byte, error) { return marshalInput(r.in, r.GetMeta()) }
+
+// encodeResult encodes the answer to a 2026-07-28 request, id, with a
+// complete result, as the go-sdk writes it: serverInfo in _meta, and
+// resultType "complete" (the go-sdk's results that keep it unexported
+// write it last, after what they marshal).
+func (e *Edge) encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
+	res.SetMeta(e.withServerInfo(res.GetMeta()))
+	if r, ok := res.(*mcp.CallToolResult); ok && r.Content == nil {
+		r.Content = []mcp.Content{} // as the go-sdk does
+	}
+	body, err := marshalPlain(res)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.HasSuffix(body, []byte("}")) {
+		if len(body) > 2 {
+			body = append(body[:len(body)-1], `,"resultType":"complete"}`...)
+		} else {
+			body = []byte(`{"resultType":"complete"}`)
+		}
+	}
+	return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: body})
+}
+
+// encodeInput encodes the answer to a request, id, whose call needs input.
+func (e *Edge) encodeInput(id jsonrpc.ID, in *mrtr.InputRequiredResult) ([]byte, error) {
+	body, err := marshalInput(in, e.withServerInfo(nil))
+	if err != nil {
+		return nil, err
+	}
+	return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: body})
+}
+
+// encodeError encodes an error answer.
+func encodeError(id jsonrpc.ID, e *jsonrpc.Error) []byte {
+	b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
+	return b
+}
+
+// encodeNotification encodes a notification as the go-sdk does.
+func encodeNotification(method string, params any) ([]byte, error) {
+	raw, err := marshalPlain(params)
+	if err != nil {
+		return nil, err
+	}
+	return jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
+}
+
+// marshalPlain marshals v without HTML escaping, as the go-sdk marshals
+// messages.
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// streamSink is a fast-path request's Sink: it encodes the call's
+// notifications and hands them to emit (an SSE event, or a line over
+// stdio). Log messages go only at or above the level the request's _meta
+// asked for, and none if it asked for none.
+type streamSink struct {
+	emit  func([]byte) error
+	level mcp.LoggingLevel
+}
+
+func (s *streamSink) Log(_ context.Context, p *mcp.LoggingMessageParams) error {
+	if !logs(s.level, p.Level) {
+		return nil
+	}
+	b, err := encodeNotification("notifications/message", p)
+	if err != nil {
+		return err
+	}
+	return s.emit(b)
+}
+
+func (s *streamSink) NotifyProgress(_ context.Context, p *mcp.ProgressNotificationParams) error {
+	b, err := encodeNotification("notifications/progress", p)
+	if err != nil {
+		return err
+	}
+	return s.emit(b)
+}

@@ -1,0 +1,203 @@
+package stateless
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/hangar-mcp/hangar/internal/server/rawjson"
+)
+
+// message is a JSON-RPC message of MCP 2026-07-28, as the edge reads it: the
+// members it checks and routes by, and whether the fast path may serve it.
+type message struct {
+	id     jsonrpc.ID // invalid for a notification
+	method string
+	params json.RawMessage // nil if absent
+
+	// From params.
+	key     string          // params.name (tools/call, prompts/get) or params.uri (resources/read)
+	hasKey  bool            // key was given, as a string
+	args    json.RawMessage // tools/call's params.arguments; nil if absent
+	meta    json.RawMessage // params._meta; nil if absent
+	state   bool            // params.requestState is given (not null)
+	answers bool            // params.inputResponses is given (not null)
+
+	// plain: the fast path may serve it. The message is one the fast path
+	// reads exactly as the go-sdk does (its keys are the ones the go-sdk
+	// reads, each once, unescaped), a tools/call or resources/read.
+	plain bool
+}
+
+// readMessage reads one JSON-RPC message, b (an object, white space
+// around it allowed). It reports false if b is not a single JSON-RPC
+// request or notification that the go-sdk could decode.
+func readMessage(b []byte) (*message, bool) {
+	b = bytes.TrimSpace(b)
+	if m, ok := readPlain(b); ok {
+		return m, true
+	}
+	// Any other shape is read as the go-sdk reads it.
+	msg, err := jsonrpc.DecodeMessage(b)
+	if err != nil {
+		return nil, false
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return nil, false
+	}
+	m := &message{id: req.ID, method: req.Method, params: req.Params}
+	if len(req.Params) > 0 && req.Params[0] == '{' {
+		var p struct {
+			Meta           json.RawMessage `json:"_meta"`
+			Name           *string         `json:"name"`
+			URI            *string         `json:"uri"`
+			Arguments      json.RawMessage `json:"arguments"`
+			RequestState   json.RawMessage `json:"requestState"`
+			InputResponses json.RawMessage `json:"inputResponses"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			m.meta = nonNull(p.Meta)
+			m.args = p.Arguments
+			m.state = nonNull(p.RequestState) != nil
+			m.answers = nonNull(p.InputResponses) != nil
+			switch {
+			case m.method == "resources/read" && p.URI != nil:
+				m.key, m.hasKey = *p.URI, true
+			case m.method != "resources/read" && p.Name != nil:
+				m.key, m.hasKey = *p.Name, true
+			}
+		}
+	}
+	return m, true
+}
+
+func nonNull(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 || string(v) == "null" {
+		return nil
+	}
+	return v
+}
+
+// readPlain reads the common shapes of a message quickly, in place, and
+// sets plain for the tools/call and resources/read the fast path may
+// serve. It reports false for any other shape, which readMessage then
+// reads as the go-sdk does.
+func readPlain(b []byte) (*message, bool) {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !json.Valid(b) || !utf8.Valid(b) {
+		return nil, false
+	}
+	m := &message{}
+	var (
+		version    []byte
+		seen       rawjson.Keys
+		hasMethod  bool
+		paramsSeen bool
+	)
+	ok := rawjson.Object(b, func(key string, v []byte) bool {
+		if !seen.Add(key) {
+			return false
+		}
+		switch key {
+		case "jsonrpc":
+			version = v
+		case "id":
+			id, ok := parseID(v)
+			if !ok {
+				return false
+			}
+			m.id = id
+		case "method":
+			s, ok := rawjson.String(v)
+			if !ok {
+				return false
+			}
+			m.method, hasMethod = s, true
+		case "params":
+			paramsSeen = true
+			m.params = v
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok || string(version) != `"2.0"` || !hasMethod {
+		return nil, false
+	}
+	if !paramsSeen {
+		return m, true
+	}
+	if m.params[0] != '{' {
+		return nil, false // the go-sdk's reader says what is wrong
+	}
+	callable := m.id.IsValid() && (m.method == "tools/call" || m.method == "resources/read")
+	keyName := "name"
+	if m.method == "resources/read" {
+		keyName = "uri"
+	}
+	var pseen rawjson.Keys
+	ok = rawjson.Object(m.params, func(key string, v []byte) bool {
+		if !pseen.Add(key) {
+			return false
+		}
+		switch key {
+		case "_meta":
+			if v[0] != '{' {
+				return string(v) == "null"
+			}
+			m.meta = v
+		case keyName:
+			s, ok := rawjson.String(v)
+			if !ok {
+				return false
+			}
+			m.key, m.hasKey = s, true
+		case "arguments":
+			if m.method != "tools/call" || (v[0] != '{' && string(v) != "null") {
+				callable = false
+			}
+			if string(v) != "null" {
+				m.args = v
+			}
+		case "requestState":
+			if v[0] != '"' && string(v) != "null" {
+				callable = false
+			}
+			m.state = string(v) != "null"
+		case "inputResponses":
+			if v[0] != '{' && string(v) != "null" {
+				callable = false
+			}
+			m.answers = string(v) != "null"
+		default:
+			callable = false // a member the fast path does not read
+		}
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	m.plain = callable && m.hasKey
+	return m, true
+}
+
+// parseID reads a request's id: an integer that a float64 holds exactly,
+// or a string without escapes. Other ids are left to the go-sdk's reader.
+func parseID(v []byte) (jsonrpc.ID, bool) {
+	if s, ok := rawjson.String(v); ok {
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	}
+	if bytes.ContainsAny(v, ".eE") {
+		return jsonrpc.ID{}, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || n > 1<<53 || n < -(1<<53) {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(float64(n))
+	return id, err == nil
+}

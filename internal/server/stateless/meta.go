@@ -1,0 +1,199 @@
+package stateless
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/mrtr"
+	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
+)
+
+// MCP's error codes of 2026-07-28 (basic/index, "Error Codes").
+const (
+	CodeHeaderMismatch                  = -32020
+	CodeMissingRequiredClientCapability = mrtr.CodeMissingRequiredClientCapability // -32021
+	CodeUnsupportedProtocolVersion      = -32022
+)
+
+// Version is the protocol version this edge serves.
+const Version = core.Version20260728
+
+// SupportedVersions are the protocol versions Hangar speaks, newest first:
+// 2026-07-28 per request, the older ones in sessions (initialize). An
+// UnsupportedProtocolVersionError and server/discover name them.
+func SupportedVersions() []string {
+	return append([]string{Version}, sessions.ProtocolVersions()...)
+}
+
+// reqMeta is what the _meta of a request says of it.
+type reqMeta struct {
+	meta     mcp.Meta // decoded, as plugins get it
+	version  string
+	caps     *mcp.ClientCapabilities
+	logLevel mcp.LoggingLevel // "" if none: no log messages
+}
+
+// levels ranks the log levels, as the go-sdk does; a level it does not
+// know ranks as debug.
+var levels = map[mcp.LoggingLevel]int{
+	"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7,
+}
+
+// invalidParams is a JSON-RPC invalid params error.
+func invalidParams(format string, args ...any) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// checkMeta checks the per-request protocol fields of a request's _meta
+// (raw, nil if absent): the protocol version (present, and one Hangar
+// serves without a session), the client's capabilities (present, an
+// object), its clientInfo (if present, an Implementation) and log level
+// (if present, a level MCP names). A request without the required fields
+// is malformed: invalid params; a version Hangar does not serve this way
+// is an UnsupportedProtocolVersionError naming those it does. The _meta
+// is decoded once, for the checks and for plugins.
+func checkMeta(raw json.RawMessage) (*reqMeta, *jsonrpc.Error) {
+	meta, err := decodeMeta(raw)
+	if err != nil {
+		return nil, err
+	}
+	return checkFields(meta)
+}
+
+// decodeMeta decodes a request's _meta (nil if absent).
+func decodeMeta(raw json.RawMessage) (mcp.Meta, *jsonrpc.Error) {
+	var meta mcp.Meta
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, invalidParams("params._meta must be an object: %v", err)
+		}
+	}
+	return meta, nil
+}
+
+// checkFields is checkMeta of a decoded _meta.
+func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
+	version, _ := meta[sessions.MetaProtocolVersion].(string)
+	if version == "" {
+		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s carries its protocol version in params._meta", sessions.MetaProtocolVersion, Version)
+	}
+	if version != Version {
+		return nil, unsupportedVersion(version)
+	}
+	rm := &reqMeta{meta: meta, version: version}
+	c, ok := meta[sessions.MetaClientCapabilities].(map[string]any)
+	if !ok {
+		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s declares the client's capabilities in params._meta (an object, {} for none)", sessions.MetaClientCapabilities, Version)
+	}
+	caps, err := capabilities(c)
+	if err != nil {
+		return nil, invalidParams("invalid _meta field %q: %v", sessions.MetaClientCapabilities, err)
+	}
+	rm.caps = caps
+	if v, present := meta[sessions.MetaClientInfo]; present {
+		info, ok := v.(map[string]any)
+		for _, k := range []string{"name", "version"} {
+			if _, isString := info[k].(string); ok && info[k] != nil && !isString {
+				ok = false
+			}
+		}
+		if !ok {
+			return nil, invalidParams("invalid _meta field %q: want an object with the client's name and version", sessions.MetaClientInfo)
+		}
+	}
+	if v, present := meta[sessions.MetaLogLevel]; present {
+		level, ok := v.(string)
+		if !ok {
+			return nil, invalidParams("invalid _meta field %q: want a log level (debug, info, notice, warning, error, critical, alert or emergency)", sessions.MetaLogLevel)
+		}
+		if _, known := levels[mcp.LoggingLevel(level)]; !known {
+			return nil, invalidParams("invalid _meta field %q: %q is not a log level (debug, info, notice, warning, error, critical, alert or emergency)", sessions.MetaLogLevel, level)
+		}
+		rm.logLevel = mcp.LoggingLevel(level)
+	}
+	return rm, nil
+}
+
+// capabilities reads the client capabilities of a request's _meta, as
+// decoded JSON: what the Manager checks before it asks the client for
+// input (sampling and its context, elicitation and its modes, roots). A
+// capability is declared by an object; absent or null, it is not; any
+// other value is an error.
+func capabilities(c map[string]any) (*mcp.ClientCapabilities, error) {
+	caps := &mcp.ClientCapabilities{}
+	obj := func(m map[string]any, key, where string) (map[string]any, bool, error) {
+		v, ok := m[key]
+		if !ok || v == nil {
+			return nil, false, nil
+		}
+		o, ok := v.(map[string]any)
+		if !ok {
+			return nil, false, fmt.Errorf("%s%s must be an object", where, key)
+		}
+		return o, true, nil
+	}
+	roots, ok, err := obj(c, "roots", "")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		lc, _ := roots["listChanged"].(bool)
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: lc}
+		caps.Roots.ListChanged = lc
+	}
+	sampling, ok, err := obj(c, "sampling", "")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		caps.Sampling = &mcp.SamplingCapabilities{}
+		if _, ok, err := obj(sampling, "context", "sampling."); err != nil {
+			return nil, err
+		} else if ok {
+			caps.Sampling.Context = &mcp.SamplingContextCapabilities{}
+		}
+		if _, ok, err := obj(sampling, "tools", "sampling."); err != nil {
+			return nil, err
+		} else if ok {
+			caps.Sampling.Tools = &mcp.SamplingToolsCapabilities{}
+		}
+	}
+	elicitation, ok, err := obj(c, "elicitation", "")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		caps.Elicitation = &mcp.ElicitationCapabilities{}
+		if _, ok, err := obj(elicitation, "form", "elicitation."); err != nil {
+			return nil, err
+		} else if ok {
+			caps.Elicitation.Form = &mcp.FormElicitationCapabilities{}
+		}
+		if _, ok, err := obj(elicitation, "url", "elicitation."); err != nil {
+			return nil, err
+		} else if ok {
+			caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+		}
+	}
+	return caps, nil
+}
+
+// unsupportedVersion is MCP's UnsupportedProtocolVersionError.
+func unsupportedVersion(requested string) *jsonrpc.Error {
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: SupportedVersions(), Requested: requested})
+	return &jsonrpc.Error{
+		Code:    CodeUnsupportedProtocolVersion,
+		Message: fmt.Sprintf("unsupported protocol version %q: this server serves %s per request, and older versions in sessions that start with initialize", requested, Version),
+		Data:    data,
+	}
+}
+
+// logs reports whether a log message at level goes to a request whose
+// _meta asked for min ("" asked for none).
+func logs(min, level mcp.LoggingLevel) bool {
+	return min != "" && levels[level] >= levels[min]
+}

@@ -1,0 +1,98 @@
+package stateless
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/mrtr"
+	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/sessions"
+)
+
+// The go-sdk path: the go-sdk reads a 2026-07-28 request (its stateless
+// Streamable HTTP, or the stdio session it arrives on), checks its _meta,
+// answers server/discover and the lists itself, and puts resultType and
+// serverInfo on every result. The middleware here, the innermost of the
+// go-sdk server, serves what needs Hangar: the requests that may ask the
+// client for input go through the Manager, with the go-sdk's handlers
+// (which reach the core through the sessions edge) run as the call; errors
+// are 2026-07-28's.
+
+func (e *Edge) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !sessions.IsModern(req) {
+			return next(ctx, method, req)
+		}
+		switch method {
+		case "tools/call", "prompts/get", "resources/read":
+			res, err := e.sdkCall(ctx, method, req, next)
+			if err != nil {
+				return nil, rpcError(err)
+			}
+			return res, nil
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		return res, nil
+	}
+}
+
+// sdkCall serves a request that may need the client's input on the
+// go-sdk path: the go-sdk's handler for it is the call.
+func (e *Edge) sdkCall(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	c := &call{method: method, rq: core.Request{Meta: req.GetParams().GetMeta(), Version: Version}}
+	if x := req.GetExtra(); x != nil {
+		c.rq.Principal = x.TokenInfo
+	}
+	var empty mcp.Result // the result type, for an input_required answer
+	switch p := req.GetParams().(type) {
+	case *mcp.CallToolParamsRaw:
+		c.key, c.retry, empty = p.Name, p.RequestState != "", &mcp.CallToolResult{}
+	case *mcp.GetPromptParams:
+		c.key, c.retry, empty = p.Name, p.RequestState != "", &mcp.GetPromptResult{}
+	case *mcp.ReadResourceParams:
+		c.key, c.retry, empty = p.URI, p.RequestState != "", &mcp.ReadResourceResult{}
+	default:
+		return next(ctx, method, req)
+	}
+	params, err := json.Marshal(req.GetParams())
+	if err != nil {
+		return nil, err
+	}
+	c.params = params
+	caps, err := metaCapabilities(c.rq.Meta)
+	if err != nil {
+		return nil, err
+	}
+	c.rq.Capabilities = caps
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+		// The go-sdk puts what it sends with the request's context on the
+		// request's stream, at the log level of its _meta.
+		c.sink = mrtr.SessionSink(ss)
+	}
+	res, input, err := e.serve(ctx, c, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
+		return next(sessions.WithDetached(ctx, &sessions.Detached{Client: rq.Client, Capabilities: rq.Capabilities}), method, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if input != nil {
+		return &inputRequired{Result: empty, in: input}, nil
+	}
+	return res, nil
+}
+
+// metaCapabilities reads the client capabilities in a request's _meta, as
+// the fast path does.
+func metaCapabilities(meta mcp.Meta) (*mcp.ClientCapabilities, error) {
+	c, _ := meta[sessions.MetaClientCapabilities].(map[string]any)
+	caps, err := capabilities(c)
+	if err != nil {
+		return nil, invalidParams("invalid _meta field %q: %v", sessions.MetaClientCapabilities, err)
+	}
+	return caps, nil
+}

@@ -1,0 +1,91 @@
+package pdk
+
+import (
+	"testing"
+)
+
+// benchEnvelope is what Hangar sends to the benchmark's echo tool.
+const benchEnvelope = `{"request":{"name":"echo","arguments":{"text":"The quick brown fox jumps over the lazy dog."}},"context":{"id":"1","_meta":{}}}`
+
+// BenchmarkCallTool runs the echo tool of bench/plugins/echo through the
+// export's dispatch, natively: the PDK's share of a call, without the Wasm
+// engine. The instructions a call costs in a guest are measured by the
+// benchmark's instructions section (go run ./bench -sections instructions).
+func BenchmarkCallTool(b *testing.B) {
+	saved := plugin
+	plugin = new(registry)
+	defer func() { plugin = saved }()
+	AddTool(&Tool{Name: "echo"}, func(_ *Context, req *CallToolRequest) (*CallToolResult, error) {
+		var args struct {
+			Text string `json:"text"`
+		}
+		if err := req.BindArguments(&args); err != nil {
+			return nil, err
+		}
+		return TextResult(args.Text), nil
+	})
+	in := []byte(benchEnvelope)
+	h := &fakeHost{}
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := plugin.invoke(h, exportCallTool, in)
+		if err != nil || len(out) == 0 {
+			b.Fatal(out, err)
+		}
+	}
+}
+
+// TestCallToolAllocations: a call of the echo tool allocates the frame,
+// the _meta map, what the handler allocates (its arguments, their text,
+// the result) and the output, and nothing else. Each allocation costs a
+// Go guest about 2,000 instructions.
+func TestCallToolAllocations(t *testing.T) {
+	withRegistry(t)
+	AddTool(&Tool{Name: "echo"}, func(_ *Context, req *CallToolRequest) (*CallToolResult, error) {
+		var args struct {
+			Text string `json:"text"`
+		}
+		if err := req.BindArguments(&args); err != nil {
+			return nil, err
+		}
+		return TextResult(args.Text), nil
+	})
+	in := []byte(benchEnvelope)
+	h := &fakeHost{}
+	var out []byte
+	n := testing.AllocsPerRun(100, func() {
+		var err error
+		if out, err = plugin.invoke(h, exportCallTool, in); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if want := `{"content":[{"type":"text","text":"The quick brown fox jumps over the lazy dog."}]}`; string(out) != want {
+		t.Fatalf("output %s, want %s", out, want)
+	}
+	if n > 6 {
+		t.Errorf("%v allocations per call, want at most 6", n)
+	}
+}
+
+// TestCallToolLeavesResult: the result a handler returns is encoded, not
+// changed, and a result without content gets an empty one.
+func TestCallToolLeavesResult(t *testing.T) {
+	withRegistry(t)
+	shared := &CallToolResult{Content: []Content{&TextContent{Text: "same"}}, IsError: true}
+	bare := &CallToolResult{StructuredContent: map[string]any{"a": 1}}
+	AddTool(&Tool{Name: "shared"}, func(*Context, *CallToolRequest) (*CallToolResult, error) { return shared, nil })
+	AddTool(&Tool{Name: "bare"}, func(*Context, *CallToolRequest) (*CallToolResult, error) { return bare, nil })
+	for i := range 2 {
+		out, err := plugin.invoke(&fakeHost{}, exportCallTool, []byte(`{"request":{"name":"shared"},"context":{"id":"1","_meta":{}}}`))
+		if want := `{"content":[{"type":"text","text":"same"}],"isError":true}`; err != nil || string(out) != want {
+			t.Fatalf("call %d: %s, %v; want %s", i, out, err, want)
+		}
+	}
+	out, err := plugin.invoke(&fakeHost{}, exportCallTool, []byte(`{"request":{"name":"bare"},"context":{"id":"1","_meta":{}}}`))
+	if want := `{"content":[],"structuredContent":{"a":1}}`; err != nil || string(out) != want {
+		t.Errorf("bare: %s, %v; want %s", out, err, want)
+	}
+	if bare.Content != nil || len(shared.Content) != 1 || !shared.IsError {
+		t.Errorf("the handler's results changed: %+v %+v", bare, shared)
+	}
+}
