@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,11 +124,11 @@ func inOwnProcess(t *testing.T, name string) bool {
 }
 
 // collect runs the garbage collector until finalizers (which unmap wazero's
-// machine code) have had their turn.
+// machine code and free what refers to it) have had their turn.
 func collect() {
-	for range 3 {
+	for range 5 {
 		runtime.GC()
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -168,7 +169,9 @@ func TestClosedPluginReleasesMachineCode(t *testing.T) {
 	if kept := code2 - code0; kept > (code1-code0)/10 {
 		t.Errorf("closing the plugin kept %d of its %d KiB of machine code", kept>>10, (code1-code0)>>10)
 	}
-	if kept := heap2 - heap0; kept > (heap1-heap0)/2 {
+	// Under the race detector the heap keeps most of it for a while,
+	// whatever was closed: the figure says nothing there.
+	if kept := heap2 - heap0; kept > (heap1-heap0)/2 && !raceBuild() {
 		t.Errorf("closing the plugin kept %d of the %d KiB the Go heap grew by", kept>>10, (heap1-heap0)>>10)
 	}
 }
@@ -216,4 +219,16 @@ func TestWarmKeepsNothing(t *testing.T) {
 	if kept := machineCode(t) - code0; kept > 1<<20 {
 		t.Errorf("Warm kept %d KiB of machine code", kept>>10)
 	}
+}
+
+// raceBuild reports whether the test binary was built with -race.
+func raceBuild() bool {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" {
+				return s.Value == "true"
+			}
+		}
+	}
+	return false
 }
