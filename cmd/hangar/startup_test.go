@@ -79,12 +79,14 @@ func (s *started) waitLog(t *testing.T, want string) {
 
 // threePlugins writes a configuration of three Go plugins, whose compilation
 // takes seconds (and, on a busy machine, minutes: calls wait for legacy for
-// at most its call timeout).
+// at most its call timeout). They compile at start (compile: eager), which
+// is what the tests that use them look at; TestLazyCompileOnFirstCall
+// (internal/cli) looks at the default.
 func threePlugins(t *testing.T) string {
 	return writeConfig(t, fmt.Sprintf(`plugins:
-  - {name: legacy, path: %s, limits: {call_timeout: 5m}}
-  - {name: servlet, path: %s, prefix: s}
-  - {name: conformance, path: %s}
+  - {name: legacy, path: %s, limits: {call_timeout: 5m}, compile: eager}
+  - {name: servlet, path: %s, prefix: s, compile: eager}
+  - {name: conformance, path: %s, compile: eager}
 `, testutil.BuildPlugin(t, "./internal/testplugins/legacy"),
 		testutil.BuildPlugin(t, "./internal/testplugins/servlet"),
 		testutil.BuildPlugin(t, "./examples/conformance")))
@@ -145,11 +147,12 @@ func TestStartFromCatalog(t *testing.T) {
 // TestStartCatalogChecked: a catalog entry that says other tools than the
 // plugin has is offered until the plugin is loaded, then replaced, with
 // tools/list_changed; a corrupted entry is ignored, removed and written
-// again.
+// again. (The plugins compile at start; a lazy plugin's entry is checked on
+// its first call.)
 func TestStartCatalogChecked(t *testing.T) {
 	cfg := writeConfig(t, fmt.Sprintf(`plugins:
-  - {name: legacy, path: %s}
-  - {name: servlet, path: %s}
+  - {name: legacy, path: %s, compile: eager}
+  - {name: servlet, path: %s, compile: eager}
 `, testutil.BuildPlugin(t, "./internal/testplugins/legacy"), testutil.BuildPlugin(t, "./internal/testplugins/servlet")))
 	c, err := config.Load(cfg)
 	if err != nil {

@@ -58,12 +58,14 @@ plugin's lists (tools, resources, prompts) come from the catalog cache
 beside the compiled code (keyed by the module's SHA-256 and the plugin's
 configuration), else from running the plugin in wazero's interpreter
 (only plugins granted no network and no writable directory), else from
-compiling it. The plugins then compile in the background: calls wait for
-their plugin, for at most its call timeout, and clients are told if a
-plugin's own lists differ from those offered. A plugin whose code takes
-more than 10 s to list it is served without lists until it has them, so
-that it holds up no other. The log says "ready" once every plugin is
-compiled. On a terminal, downloads and compilations show progress bars;
+compiling it. A plugin then compiles on its first call (compile: lazy,
+the default; one listed in the interpreter is first compiled into the
+cache in the background, keeping nothing) or in the background (compile:
+eager): calls wait for their plugin, for at most its call timeout, and
+clients are told if a plugin's own lists differ from those offered. A
+plugin whose code takes more than 10 s to list it is served without lists
+until it has them, so that it holds up no other. The log says "ready" once
+every plugin is compiled or waits for its first call. On a terminal, downloads and compilations show progress bars;
 otherwise they log progress lines (see docs/startup.md).
 
 The transport is stdio unless --http is given or the configuration sets
@@ -201,7 +203,8 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		}
 	}()
 	start := time.Now()
-	// Plugins are listed first and compiled in the background (startup.go).
+	// Plugins are listed first and compiled on their first call or in the
+	// background (startup.go).
 	prog := newProgress(log, logOut, len(cfg.Plugins), isTerminal(env.Stderr) && log.Enabled(ctx, slog.LevelInfo))
 	st := &starter{engine: engine, cacheDir: cacheDir, store: catalog.Open(cacheDir), log: log, progress: prog}
 	sv.starting = st.notListed

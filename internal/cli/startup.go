@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,14 +30,26 @@ import (
 //     prepares a module in a fraction of the compiler's time;
 //  3. else by compiling it.
 //
-// Once every plugin has its lists the server starts, offering them; the
-// plugins found in 1 or 2 are compiled in the background, after every
-// interpreter run and once the start has every plugin's lists (unless it
-// waits for a compilation in 3 anyway), and calls wait for them. Each plugin compiled has its
-// lists read and stored in the catalog, and the server tells clients if
-// they differ from those it offered. A failure before a plugin has lists
-// stops the start, as it always did; a failure after is reported by the
-// plugin's calls and by the server's Readiness.
+// Once every plugin has its lists the server starts, offering them. A
+// plugin found in 1 or 2 is then compiled when its configuration says
+// (config.Plugin.Compile):
+//
+//   - lazy (the default): on its first call, which waits for it (the
+//     server's Loading is loaded on demand). Until then the plugin holds
+//     no machine code and no instance, and counts as ready. One listed in
+//     the interpreter (no catalog entry: most likely its machine code is
+//     not in the compilation cache either) is compiled once in the
+//     background, into the cache only, so that its first call finds it
+//     there; its lists then go to the catalog.
+//   - eager: in the background, after every interpreter run and once the
+//     start has every plugin's lists (unless it waits for a compilation
+//     in 3 anyway); calls wait for it.
+//
+// Each plugin compiled has its lists read and stored in the catalog, and
+// the server tells clients if they differ from those it offered. A
+// failure before a plugin has lists stops the start, as it always did; a
+// failure after is reported by the plugin's calls and by the server's
+// Readiness.
 //
 // No plugin's code holds the others: the start waits for a plugin's own
 // listing (its code running, in the interpreter or compiled) for at most
@@ -73,6 +86,10 @@ type starter struct {
 
 	mu      sync.Mutex
 	pending map[string]bool // plugins whose lists the start waits for
+
+	// warmTurn is held by the plugin whose machine code is being compiled
+	// into the cache for its first call (onDemand).
+	warmTurn chan struct{}
 }
 
 // startListWait is how long the start waits for a plugin's code to list
@@ -118,6 +135,18 @@ type background struct {
 	loading *server.Loading
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when its loading goroutine has ended
+	// settled is closed once the start's work on the plugin is over: it is
+	// loaded or failed, or, loaded on demand, listed and its machine code
+	// in the cache. Nil means loading.Done().
+	settled chan struct{}
+}
+
+// ready is closed once the start's work on the plugin is over.
+func (b *background) ready() <-chan struct{} {
+	if b.settled != nil {
+		return b.settled
+	}
+	return b.loading.Done()
 }
 
 // close stops loading the plugin, and closes it once it is loaded; calls
@@ -186,6 +215,7 @@ func (st *starter) start(ctx context.Context, specs []config.Plugin) ([]*backgro
 	// Each plugin reports its lists or failure once, and "late" at most
 	// once for each of its two listings (interpreter, compiled).
 	st.results = make(chan listed, 3*len(specs))
+	st.warmTurn = make(chan struct{}, 1)
 	st.listed = make(chan struct{})
 	st.slow = make(chan struct{})
 	st.mu.Lock()
@@ -203,11 +233,11 @@ func (st *starter) start(ctx context.Context, specs []config.Plugin) ([]*backgro
 	}()
 	for i, spec := range specs {
 		lctx, cancel := context.WithCancel(ctx)
-		bgs[i] = &background{spec: spec, cancel: cancel, done: make(chan struct{})}
+		bgs[i] = &background{spec: spec, cancel: cancel, done: make(chan struct{}), settled: make(chan struct{})}
 		handover[i] = make(chan *server.Loading, 1)
 		go func() {
 			defer close(bgs[i].done)
-			st.load(lctx, i, spec, handover[i])
+			st.load(lctx, i, spec, handover[i], bgs[i].settled)
 		}()
 	}
 	var errs []error
@@ -261,6 +291,11 @@ func (st *starter) start(ctx context.Context, specs []config.Plugin) ([]*backgro
 			offered = &plugin.Lists{Read: plugin.AllLists}
 		}
 		b.loading = server.NewLoading(b.spec.Name, offered, limits.CallTimeout)
+		if got[i] && lists[i].plugin == nil && b.spec.Lazy() {
+			// Listed without compiling it, in time: compiled on its first
+			// call.
+			b.loading.SetOnDemand()
+		}
 		handover[i] <- b.loading
 	}
 	return bgs, nil
@@ -304,8 +339,11 @@ func (st *starter) collect(lists []listed, got []bool, specs []config.Plugin) (l
 }
 
 // load loads one plugin: it reports the plugin's lists on listed, then,
-// once handed its Loading, finishes the load there.
-func (st *starter) load(ctx context.Context, index int, spec config.Plugin, handover <-chan *server.Loading) {
+// once handed its Loading, finishes the load there, at once or on demand.
+// It closes settled once the start's work on the plugin is over.
+func (st *starter) load(ctx context.Context, index int, spec config.Plugin, handover <-chan *server.Loading, settled chan struct{}) {
+	settle := sync.OnceFunc(func() { close(settled) })
+	defer settle()
 	result := func(l listed) {
 		l.index = index
 		st.results <- l
@@ -340,6 +378,7 @@ func (st *starter) load(ctx context.Context, index int, spec config.Plugin, hand
 	}
 	key := catalog.KeyOf(wasm, spec)
 	lists, err := st.store.Get(key)
+	cataloged := err == nil && lists != nil
 	switch {
 	case errors.Is(err, catalog.ErrCorrupt):
 		log.Warn("catalog entry ignored and removed; listing the plugin again", "error", err)
@@ -369,13 +408,18 @@ func (st *starter) load(ctx context.Context, index int, spec config.Plugin, hand
 	// deadline.
 	st.waitListed(ctx)
 	var l *server.Loading
-	if lists != nil && st.compileFirst.Load() == 0 {
+	if lists != nil && (spec.Lazy() || st.compileFirst.Load() == 0) {
 		// And the start itself: serving begins before this plugin takes
 		// the cores to compile. (When some plugin must be compiled to be
 		// listed, the start waits for that anyway: all compile at once.)
+		// A plugin compiled on demand learns here that it is.
 		var ok bool
 		if l, ok = <-handover; !ok {
 			return // the start failed
+		}
+		if l.OnDemand() {
+			st.onDemand(ctx, spec, wasm, key, lists, cataloged, l, settle)
+			return
 		}
 	}
 	var (
@@ -420,6 +464,131 @@ func (st *starter) load(ctx context.Context, index int, spec config.Plugin, hand
 	default:
 		l.Loaded(p, live)
 	}
+}
+
+// onDemand finishes the load of a plugin compiled on its first call, whose
+// Loading l is served: it warms the compilation cache with the plugin if
+// its lists did not come from the catalog, settles, then waits for the
+// plugin's first call and loads it. A local module is not kept meanwhile:
+// the first call reads it again, and loads it only if its digest is the
+// one listed.
+func (st *starter) onDemand(ctx context.Context, spec config.Plugin, wasm []byte, key catalog.Key, lists *plugin.Lists, cataloged bool, l *server.Loading, settle func()) {
+	log := st.log.With("plugin", spec.Name)
+	// A local file is read again on the first call; a remote source's
+	// module is kept (a few megabytes), so that the first call neither
+	// fetches it again nor finds a tag moved meanwhile.
+	var kept []byte
+	if spec.Kind != config.SourceFile && spec.Kind != "" {
+		kept = wasm
+	}
+	if !cataloged {
+		// Listed in the interpreter: most likely its machine code is not
+		// in the cache either. Compile it there now, keeping none of it,
+		// so that the first call reads it instead of compiling it. One
+		// plugin at a time (each compiles on every core), so that the
+		// first are in the cache soonest; a plugin called before its turn
+		// is compiled by its call instead, at once.
+		err := error(nil)
+		select {
+		case st.warmTurn <- struct{}{}:
+			err = st.warm(ctx, wasm, spec)
+			<-st.warmTurn
+		case <-l.Wanted():
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if err != nil {
+			st.progress.pluginDone()
+			if ctx.Err() != nil {
+				l.Failed(fmt.Errorf("plugin %s: %w: replaced or stopped while loading", spec.Name, plugin.ErrClosed))
+				return
+			}
+			log.Error("plugin failed to load; its calls fail until a reload loads it", "error", err)
+			l.Failed(err)
+			return
+		}
+		if err := st.store.Put(key, lists); err != nil {
+			log.Warn("catalog entry not written", "error", err)
+		}
+	}
+	st.progress.pluginDone()
+	settle()
+	select {
+	case <-l.Wanted():
+	case <-ctx.Done():
+		l.Failed(fmt.Errorf("plugin %s: %w: replaced or stopped before its first call", spec.Name, plugin.ErrClosed))
+		return
+	}
+	start := time.Now()
+	p, live, err := st.compileOnDemand(ctx, spec, key, kept)
+	if err == nil {
+		if perr := st.store.Put(key, live); perr != nil {
+			log.Warn("catalog entry not written", "error", perr)
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		if p != nil {
+			p.Close(context.Background())
+		}
+		l.Failed(fmt.Errorf("plugin %s: %w: replaced or stopped while loading", spec.Name, plugin.ErrClosed))
+	case err != nil:
+		log.Error("plugin failed to load on its first call; its calls fail until a reload loads it", "error", err)
+		l.Failed(err)
+	default:
+		log.Log(ctx, quietUnder(time.Since(start)), "compiled on its first call", "elapsed", time.Since(start).Round(time.Millisecond), "compile", p.CompileTime().Round(time.Millisecond))
+		l.Loaded(p, live)
+	}
+}
+
+// quietUnder is the level of a log record about work that took elapsed:
+// INFO if it took long enough to be noticed, DEBUG otherwise.
+func quietUnder(elapsed time.Duration) slog.Level {
+	if elapsed >= progressQuiet {
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
+}
+
+// warm compiles the plugin into the compilation cache, keeping none of it.
+func (st *starter) warm(ctx context.Context, wasm []byte, spec config.Plugin) error {
+	e, err := st.engine()
+	if err != nil {
+		return fmt.Errorf("compiling plugin %s: %w", spec.Name, err)
+	}
+	st.progress.compileStarted(spec.Name)
+	_, err = e.Warm(ctx, wasm, pluginOptions(spec, st.log))
+	st.progress.compileEnded(spec.Name, err)
+	return err
+}
+
+// compileOnDemand loads a plugin compiled on demand and reads its lists.
+// Its module is wasm, or, if that is nil, read again and checked to be the
+// one listed under key.
+func (st *starter) compileOnDemand(ctx context.Context, spec config.Plugin, key catalog.Key, wasm []byte) (*plugin.Plugin, *plugin.Lists, error) {
+	if wasm == nil {
+		var err error
+		if wasm, err = readPlugin(ctx, spec, st.log); err != nil {
+			return nil, nil, fmt.Errorf("plugin %s: %w", spec.Name, err)
+		}
+	}
+	if sha256.Sum256(wasm) != key.Module {
+		return nil, nil, fmt.Errorf("plugin %s: its module changed since the server started; reload the configuration (SIGHUP) to serve the new one", spec.Name)
+	}
+	e, err := st.engine()
+	if err != nil {
+		return nil, nil, fmt.Errorf("compiling plugin %s: %w", spec.Name, err)
+	}
+	p, err := e.Load(ctx, wasm, pluginOptions(spec, st.log))
+	if err != nil {
+		return nil, nil, err
+	}
+	live, err := p.ReadLists(ctx, plugin.AllLists)
+	if err != nil {
+		p.Close(context.Background())
+		return nil, nil, fmt.Errorf("plugin %s: %w", spec.Name, err)
+	}
+	return p, live, nil
 }
 
 // compile loads the plugin with the compiler and reads its lists.
@@ -504,12 +673,13 @@ func pluginOptions(spec config.Plugin, log *slog.Logger) plugin.Options {
 	}
 }
 
-// whenLoaded logs "ready" once every plugin has loaded or failed, with the
-// time since start, and then gives the compilers' garbage back.
+// whenLoaded logs "ready" once every plugin has loaded or failed, or,
+// compiled on demand, is listed (and its machine code in the cache), with
+// the time since start, and then gives the compilers' garbage back.
 func whenLoaded(ctx context.Context, bgs []*background, start time.Time, p *progress, log *slog.Logger) {
 	for _, b := range bgs {
 		select {
-		case <-b.loading.Done():
+		case <-b.ready():
 		case <-ctx.Done():
 			p.close()
 			return
@@ -518,6 +688,7 @@ func whenLoaded(ctx context.Context, bgs []*background, start time.Time, p *prog
 	p.close()
 	failed := map[string]string{}
 	var stopped []string
+	onDemand := 0
 	for _, b := range bgs {
 		switch err := b.loading.Err(); {
 		case errors.Is(err, plugin.ErrClosed):
@@ -526,6 +697,8 @@ func whenLoaded(ctx context.Context, bgs []*background, start time.Time, p *prog
 			stopped = append(stopped, b.spec.Name)
 		case err != nil:
 			failed[b.spec.Name] = err.Error()
+		case b.loading.Plugin() == nil:
+			onDemand++ // compiled on its first call
 		}
 	}
 	elapsed := time.Since(start).Round(time.Millisecond)
@@ -534,9 +707,9 @@ func whenLoaded(ctx context.Context, bgs []*background, start time.Time, p *prog
 		log.Debug("loading stopped: hangar is stopping, or a reload replaced plugins", "plugins", stopped, "elapsed", elapsed)
 		return
 	case len(failed) > 0:
-		log.Warn("ready, but some plugins failed to load", "plugins", len(bgs), "failed", failed, "elapsed", elapsed)
+		log.Warn("ready, but some plugins failed to load", "plugins", len(bgs), "failed", failed, "on_first_call", onDemand, "elapsed", elapsed)
 	default:
-		log.Info("ready", "plugins", len(bgs), "elapsed", elapsed)
+		log.Info("ready", "plugins", len(bgs), "on_first_call", onDemand, "elapsed", elapsed)
 	}
 	// Compiling leaves hundreds of megabytes of garbage behind; give it
 	// back to the system now, once, rather than over the next minutes.

@@ -123,7 +123,26 @@ type Plugin struct {
 	Config   map[string]string // Extism config; nil when empty
 	Limits   Limits
 	Grants   Grants
+	// Compile says when serve compiles the plugin: CompileLazy (the
+	// default; "" means it too) or CompileEager.
+	Compile Compile
 }
+
+// Compile is when serve compiles a plugin to machine code.
+type Compile string
+
+const (
+	// CompileLazy compiles a plugin on its first call. Its lists come from
+	// the catalog cache or the interpreter meanwhile, and it holds no
+	// machine code and no instance until then.
+	CompileLazy Compile = "lazy"
+	// CompileEager compiles a plugin in the background as serve starts,
+	// and serve is ready once it is compiled.
+	CompileEager Compile = "eager"
+)
+
+// Lazy reports whether the plugin is compiled on its first call.
+func (p Plugin) Lazy() bool { return p.Compile != CompileEager }
 
 // Limits bound the resources a plugin may use. After Load, Parse or Single
 // every field holds a usable value; only MaxInstances may be 0, meaning
@@ -232,11 +251,12 @@ func Single(wasmPath string) Plugin {
 		p = abs
 	}
 	return Plugin{
-		Name:   nameFromFile(wasmPath),
-		Source: wasmPath,
-		Kind:   SourceFile,
-		Path:   p,
-		Limits: DefaultLimits(),
+		Name:    nameFromFile(wasmPath),
+		Source:  wasmPath,
+		Kind:    SourceFile,
+		Path:    p,
+		Limits:  DefaultLimits(),
+		Compile: CompileLazy,
 	}
 }
 

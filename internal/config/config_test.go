@@ -243,7 +243,7 @@ func TestDefaults(t *testing.T) {
 		HostTimeout:  2 * time.Minute,
 		MaxInstances: 0,
 		MaxOutput:    16 << 20,
-	}}
+	}, Compile: CompileLazy}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("plugin = %+v\nwant     %+v", p, want)
 	}
@@ -488,7 +488,7 @@ func TestSingle(t *testing.T) {
 		}
 	}
 	p := Single("testdata/plugins/hello.wasm")
-	want := Plugin{Name: "hello", Source: "testdata/plugins/hello.wasm", Kind: SourceFile, Path: filepath.Join(testdataDir(t), "plugins", "hello.wasm"), Limits: DefaultLimits()}
+	want := Plugin{Name: "hello", Source: "testdata/plugins/hello.wasm", Kind: SourceFile, Path: filepath.Join(testdataDir(t), "plugins", "hello.wasm"), Limits: DefaultLimits(), Compile: CompileLazy}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("Single = %+v, want %+v", p, want)
 	}

@@ -245,6 +245,14 @@
 //     taken exactly as written: 3 becomes "3", true becomes "true", 1.10
 //     stays "1.10". Null values (write "" for an empty string) and nested
 //     mappings or lists are errors. ${NAME} is not expanded here.
+//   - compile: when serve compiles the plugin to machine code. "lazy" (the
+//     default): on its first call (tools/call, prompts/get, resources/read,
+//     completion/complete), which waits for it; until then the plugin is
+//     listed from the catalog cache or from a run in wazero's interpreter,
+//     and holds no machine code and no instance. "eager": as serve starts,
+//     in the background; serve is ready once it is compiled. A plugin that
+//     must be compiled to be listed is compiled at start either way, and a
+//     reload compiles the plugins it loads. See docs/startup.md.
 //   - limits and grants, below.
 //
 // # Sources

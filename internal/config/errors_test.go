@@ -165,6 +165,12 @@ func TestErrors(t *testing.T) {
 			`test.yaml:6:21: plugins[0].limits.host_timeout: invalid duration "5 minutes": use a number with a unit (ns, us, ms, s, m, h), such as 30s, 1m30s or 1.5h`}},
 		{"max_instances range", head + "    limits: {max_instances: 1025}\n", []string{
 			`test.yaml:4:29: plugins[0].limits.max_instances: must be between 0 (automatic) and 1024, got 1025`}},
+		{"compile policy", head + "    compile: later\n", []string{
+			`test.yaml:4:14: plugins[0].compile: must be "lazy" (compile on the first call) or "eager" (compile at start), got "later"`}},
+		{"compile is a string", head + "    compile: true\n", []string{
+			`test.yaml:4:14: plugins[0].compile: expected a string, got the boolean true; quote the value to make it a string`}},
+		{"compile under limits", head + "    limits: {compile: eager}\n", []string{
+			`test.yaml:4:14: plugins[0].limits: unknown key "compile" (it belongs to the plugin, beside limits)`}},
 		{"http bounds", "http:\n  max_sessions: 0\n  max_connections: -1\n  write_timeout: 0s\n  drain_timeout: 10\n  session_timeout: 5m\n", []string{
 			`test.yaml:2:17: http.max_sessions: must be between 1 and 1000000, got 0`,
 			`test.yaml:3:20: http.max_connections: must be between 0 and 1000000, got -1`,

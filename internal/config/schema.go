@@ -22,7 +22,7 @@ var (
 // Keys of each mapping, in documentation order (used in messages).
 var (
 	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout", "tls", "auth"}
-	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants"}
+	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants", "compile"}
 	limitKeys  = []string{"memory", "call_timeout", "host_timeout", "max_instances", "max_output"}
 	grantKeys  = []string{"allowed_hosts", "allowed_paths", "env"}
 	mountKeys  = []string{"host", "guest", "read_only"}
@@ -32,6 +32,7 @@ var (
 var (
 	rootHints   = map[string]string{}
 	pluginHints = map[string]string{}
+	limitHints  = map[string]string{"compile": "it belongs to the plugin, beside limits"}
 )
 
 func init() {
@@ -163,7 +164,7 @@ func (d *decoder) plugins(n *yaml.Node, p string) []Plugin {
 // plugin decodes one plugin. It returns the node of the name when the name
 // is valid, for the duplicate check.
 func (d *decoder) plugin(n *yaml.Node, p string) (Plugin, *yaml.Node) {
-	pl := Plugin{Limits: DefaultLimits()}
+	pl := Plugin{Limits: DefaultLimits(), Compile: CompileLazy}
 	if isNull(n) {
 		d.errorf(n, p, "empty list item; a plugin needs at least name and source (or path)")
 		return pl, nil
@@ -218,12 +219,24 @@ func (d *decoder) plugin(n *yaml.Node, p string) (Plugin, *yaml.Node) {
 	if e, ok := f["grants"]; ok {
 		pl.Grants = d.grants(e.val, join(p, "grants"))
 	}
+	if e, ok := f["compile"]; ok {
+		pp := join(p, "compile")
+		v := resolve(e.val)
+		if s, ok := d.str(v, pp); ok {
+			switch c := Compile(s); c {
+			case CompileLazy, CompileEager:
+				pl.Compile = c
+			default:
+				d.errorf(v, pp, `must be "lazy" (compile on the first call) or "eager" (compile at start), got %q`, s)
+			}
+		}
+	}
 	return pl, nameNode
 }
 
 func (d *decoder) limits(n *yaml.Node, p string) Limits {
 	l := DefaultLimits()
-	f := d.mapping(n, p, limitKeys, nil)
+	f := d.mapping(n, p, limitKeys, limitHints)
 	if e, ok := f["memory"]; ok {
 		if v, ok := d.size(e.val, join(p, "memory"), maxMemory, ", the most a 32-bit WebAssembly memory can hold"); ok {
 			l.MemoryPages = uint32((v + PageSize - 1) / PageSize)

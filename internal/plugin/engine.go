@@ -196,9 +196,43 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	if p.opts.Limits.MaxInstances <= 0 {
 		p.opts.Limits.MaxInstances = instanceCount(p.stateless)
 	}
-	p.pool.setMax(p.opts.Limits.MaxInstances)
+	// A stateless plugin's idle instances all go after a while; one that
+	// keeps state keeps one, which holds its state.
+	minIdle := 1
+	if p.stateless {
+		minIdle = 0
+	}
+	p.pool.setShape(p.opts.Limits.MaxInstances, minIdle)
 	p.log.Debug("instances", "max", p.opts.Limits.MaxInstances, "stateless", p.stateless)
 	return p, nil
+}
+
+// Warm compiles wasm into the engine's compilation cache, as Load would,
+// and releases it: it keeps no machine code and starts no instance, so
+// that a later Load of the same module (the first call of a plugin
+// compiled on demand) reads its machine code from the cache instead of
+// compiling it. It reports how long compiling took.
+func (e *Engine) Warm(ctx context.Context, wasm []byte, opts Options) (time.Duration, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	opts.Logger = opts.Logger.With("plugin", opts.Name)
+	opts.Limits = withDefaults(opts.Limits)
+	rc := e.tier.runtimeConfig().
+		WithCompilationCache(e.cache).
+		WithMemoryLimitPages(opts.Limits.MemoryPages)
+	// The host modules' functions refer to a plugin; this one never runs.
+	p := &Plugin{name: opts.Name, opts: opts, log: opts.Logger}
+	start := time.Now()
+	cctx := experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
+	compiled, err := e.compile(cctx, wasm, rc, p)
+	if err != nil {
+		return 0, fmt.Errorf("compiling plugin %s: %w", opts.Name, err)
+	}
+	elapsed := time.Since(start)
+	compiled.close(ctx)
+	e.sums.record()
+	return elapsed, nil
 }
 
 const (

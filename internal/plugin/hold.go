@@ -184,10 +184,16 @@ func (p *pool) busyError(wait time.Duration) error {
 			holders = append(holders, "a call starting or ending")
 		}
 	}
+	capped, live := p.capped, len(p.busy)+len(p.idle)
 	p.mu.Unlock()
 	n := cap(p.slots)
 	what := fmt.Sprintf("all %d instances", n)
-	if n == 1 {
+	switch {
+	case capped && live < n:
+		// Fewer than max_instances: the memory budget held the others back
+		// (pool.go).
+		what = fmt.Sprintf("all %d instances that fit its memory budget (%d MiB)", live, p.budget>>20)
+	case n == 1:
 		what = "its only instance"
 	}
 	msg := fmt.Sprintf("%s stayed busy for %s", what, wait)

@@ -67,7 +67,15 @@ func newModule(name string, rt wazero.Runtime, compiled wazero.CompiledModule) *
 // has reports whether the module exports the named function.
 func (m *module) has(name string) bool { return m.exports[name] != nil }
 
-func (m *module) close(ctx context.Context) error { return m.rt.Close(ctx) }
+// close releases the module: its machine code and decoded form go once
+// its instances are gone. Runtimes that share a compilation cache share an
+// engine, which keeps every module compiled in it until the module is
+// closed: closing the runtime alone would leave them there, a plugin's
+// worth of memory at every reload, until the server stopped.
+func (m *module) close(ctx context.Context) error {
+	m.compiled.Close(ctx)
+	return m.rt.Close(ctx)
+}
 
 // instance is one instance of a plugin's module. It is not safe for
 // concurrent use: the pool lends it to one call at a time.
@@ -84,6 +92,9 @@ type instance struct {
 	httpStatus int32
 
 	lastUsed time.Time
+	// size is what the instance holds (instanceSize) as the pool last
+	// measured it: when it was made, and each time it was returned.
+	size uint64
 
 	// varsBase is the copy of the plugin's variables the instance was
 	// given, at varsVersion (see sharedVars).

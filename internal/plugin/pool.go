@@ -11,10 +11,11 @@ import (
 	"github.com/tetratelabs/wazero"
 )
 
-// pool hands out plugin instances, at most max of them at once. Idle
-// instances are kept for reuse, newest first, and closed once they have been
-// idle for idleTimeout, down to minIdle; an instance returned as unhealthy
-// is closed at once.
+// pool hands out plugin instances, at most max of them at once, and a new
+// one only while the instances' memory stays within the pool's budget (see
+// room). Idle instances are kept for reuse, newest first, and closed once
+// they have been idle for idleTimeout, down to minIdle; an instance
+// returned as unhealthy is closed at once.
 type pool struct {
 	compiled    *module
 	cfg         wazero.ModuleConfig
@@ -30,19 +31,30 @@ type pool struct {
 	closed bool
 	done   chan struct{} // closed once the compiled module is closed
 
+	// minIdle instances are kept however long they are idle: one for a
+	// plugin that keeps state (its state is in it), none for a stateless
+	// one (setShape).
+	minIdle int
+	// budget bounds the memory of the instances (see room); held is what
+	// they hold (instanceSize, as last measured), with starting the size
+	// expected of each instance being created. returned is closed, and
+	// replaced, whenever an instance is returned or closed.
+	budget   uint64
+	held     uint64
+	starting uint64
+	returned chan struct{}
+	// capped is set while calls wait for memory rather than for a slot,
+	// for the busy error.
+	capped bool
+
 	// waiters counts the calls waiting for an instance; contention is
 	// closed while there is one (see hold.go).
 	waiters    int
 	contention chan struct{}
 }
 
-const (
-	// defaultIdleTimeout is how long an idle instance is kept.
-	defaultIdleTimeout = time.Minute
-	// minIdle instances are kept however long they are idle, so that a
-	// quiet plugin still answers its next call without instantiating.
-	minIdle = 1
-)
+// defaultIdleTimeout is how long an idle instance is kept.
+const defaultIdleTimeout = time.Minute
 
 func newPool(compiled *module, cfg wazero.ModuleConfig, memPages uint32, max int) *pool {
 	p := &pool{
@@ -55,15 +67,67 @@ func newPool(compiled *module, cfg wazero.ModuleConfig, memPages uint32, max int
 		stopReaper:  make(chan struct{}),
 		busy:        map[*instance]bool{},
 		contention:  make(chan struct{}),
+		minIdle:     1,
+		budget:      poolBudget(memPages),
+		returned:    make(chan struct{}),
 	}
 	go p.reap()
 	return p
 }
 
-// setMax sets the number of instances. It is only for a pool that no one
-// else uses yet, with no instance in use.
-func (p *pool) setMax(max int) {
+// setShape sets the number of instances, and how many idle ones are kept
+// however long they are idle. It is only for a pool that no one else uses
+// yet, with no instance in use.
+func (p *pool) setShape(max, minIdle int) {
 	p.slots = make(chan struct{}, max)
+	p.mu.Lock()
+	p.minIdle = minIdle
+	p.mu.Unlock()
+}
+
+// The memory budget.
+//
+// A pool may hold max instances, and each instance may grow its linear
+// memory and its Extism memory to the memory limit: a stateless plugin on a
+// machine with many cores could take that many times twice its limit. So
+// the pool also has a budget of memory, as much as one instance may hold
+// (twice the memory limit): a new instance starts only while the memory
+// the instances hold, plus as much as the largest of them holds (what the
+// new one will likely grow to), fits in it. The first instance always
+// starts. Otherwise the call waits for an instance to be returned, as it
+// waits when max instances are in use. Small instances (a Go plugin holds a
+// few megabytes) are not held back; instances that grew to hundreds of
+// megabytes are not multiplied by the cores.
+
+// poolBudget is the memory budget of a pool whose instances' memories are
+// limited to memPages pages each.
+func poolBudget(memPages uint32) uint64 { return 2 * uint64(memPages) * pageSize }
+
+// instanceSize is what inst holds: its linear memory and its Extism memory.
+// inst must not be running a call.
+func instanceSize(inst *instance) uint64 { return inst.memory() + inst.kernel.size() }
+
+// room reports whether a new instance fits the budget, and the size to
+// expect of it. p.mu must be held.
+func (p *pool) room() (bool, uint64) {
+	var largest uint64
+	for inst := range p.busy {
+		largest = max(largest, inst.size)
+	}
+	for _, inst := range p.idle {
+		largest = max(largest, inst.size)
+	}
+	if p.held+p.starting == 0 {
+		return true, largest // the first instance
+	}
+	return p.held+p.starting+largest <= p.budget, largest
+}
+
+// changed wakes the calls waiting for memory: an instance was returned or
+// closed. p.mu must be held.
+func (p *pool) changed() {
+	close(p.returned)
+	p.returned = make(chan struct{})
 }
 
 // reap closes instances idle for longer than idleTimeout, keeping minIdle.
@@ -85,9 +149,13 @@ func (p *pool) reap() {
 func (p *pool) shrink(now time.Time) {
 	p.mu.Lock()
 	var old []*instance
-	for len(p.idle) > minIdle && now.Sub(p.idle[0].lastUsed) > p.idleTimeout {
+	for len(p.idle) > p.minIdle && now.Sub(p.idle[0].lastUsed) > p.idleTimeout {
 		old = append(old, p.idle[0])
+		p.held -= p.idle[0].size
 		p.idle = p.idle[1:]
+	}
+	if len(old) > 0 {
+		p.changed()
 	}
 	p.mu.Unlock()
 	for _, inst := range old {
@@ -138,54 +206,109 @@ func scheduleRelease() {
 }
 
 // get borrows an instance, creating one when none is idle. While max
-// instances are in use it waits, until ctx is done or, when wait > 0, for at
-// most wait (then it fails with ErrBusy).
+// instances are in use, or a new one would not fit the memory budget, it
+// waits, until ctx is done or, when wait > 0, for at most wait (then it
+// fails with ErrBusy).
 func (p *pool) get(ctx context.Context, wait time.Duration) (*instance, error) {
-	select {
-	case p.slots <- struct{}{}:
-	default:
-		var expired <-chan time.Time
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			defer t.Stop()
-			expired = t.C
+	var (
+		timer   *time.Timer
+		expired <-chan time.Time
+		waiting bool
+	)
+	// begin counts the call as waiting, from its first wait until end.
+	begin := func() {
+		if waiting {
+			return
 		}
+		waiting = true
 		p.wait1(+1)
+		if wait > 0 && timer == nil {
+			timer = time.NewTimer(wait)
+			expired = timer.C
+		}
+	}
+	end := func() {
+		if waiting {
+			waiting = false
+			p.wait1(-1)
+		}
+	}
+	defer func() {
+		end()
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
 		select {
 		case p.slots <- struct{}{}:
-			p.wait1(-1)
-		case <-ctx.Done():
-			p.wait1(-1)
-			return nil, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
-		case <-expired:
-			p.wait1(-1)
-			return nil, p.busyError(wait) // who holds the instances (hold.go)
+		default:
+			begin()
+			select {
+			case p.slots <- struct{}{}:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
+			case <-expired:
+				return nil, p.busyError(wait) // who holds the instances (hold.go)
+			}
 		}
-	}
-	p.mu.Lock()
-	if p.closed {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			<-p.slots
+			return nil, ErrClosed
+		}
+		if n := len(p.idle); n > 0 {
+			p.inUse++
+			inst := p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			p.busy[inst] = true
+			p.capped = false
+			p.mu.Unlock()
+			end()
+			return inst, nil
+		}
+		fits, size := p.room()
+		if !fits {
+			// Wait for an instance to come back, or for memory.
+			p.capped = true
+			returned := p.returned
+			p.mu.Unlock()
+			<-p.slots
+			begin()
+			select {
+			case <-returned:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
+			case <-expired:
+				return nil, p.busyError(wait)
+			}
+		}
+		p.inUse++
+		p.starting += size
 		p.mu.Unlock()
-		<-p.slots
-		return nil, ErrClosed
+		end()
+		return p.start(ctx, size)
 	}
-	p.inUse++
-	if n := len(p.idle); n > 0 {
-		inst := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.busy[inst] = true
-		p.mu.Unlock()
-		return inst, nil
-	}
-	p.mu.Unlock()
+}
 
+// start makes a new instance for get, which counted it in inUse and
+// expected it to hold size.
+func (p *pool) start(ctx context.Context, size uint64) (*instance, error) {
 	// Instantiation must not be cut short by the caller's deadline: a
 	// half-built instance is useless, and the cost is bounded.
 	inst, err := p.compiled.instantiate(context.WithoutCancel(ctx), p.cfg, p.memPages)
+	p.mu.Lock()
+	p.starting -= size
 	if err != nil {
+		p.changed()
+		p.mu.Unlock()
 		p.release()
 		return nil, err
 	}
-	p.mu.Lock()
+	inst.size = instanceSize(inst)
+	p.held += inst.size
 	p.busy[inst] = true
 	p.mu.Unlock()
 	return inst, nil
@@ -222,13 +345,22 @@ func (p *pool) waiting() bool {
 // put gives back an instance borrowed with get. Unhealthy instances, and
 // all instances once the pool is closed, are closed instead of kept.
 func (p *pool) put(inst *instance, healthy bool) {
+	size := uint64(0)
+	keep := healthy && !inst.mod.IsClosed()
+	if keep {
+		size = instanceSize(inst) // not under p.mu: it asks wazero
+	}
 	p.mu.Lock()
 	delete(p.busy, inst)
-	keep := healthy && !p.closed
+	keep = keep && !p.closed
+	p.held -= inst.size
 	if keep {
+		inst.size = size
+		p.held += size
 		inst.lastUsed = time.Now()
 		p.idle = append(p.idle, inst)
 	}
+	p.changed()
 	p.mu.Unlock()
 	if !keep {
 		inst.close(context.Background())
@@ -270,6 +402,9 @@ func (p *pool) close(ctx context.Context) {
 	close(p.stopReaper)
 	idle := p.idle
 	p.idle = nil
+	for _, inst := range idle {
+		p.held -= inst.size
+	}
 	last := p.inUse == 0
 	p.mu.Unlock()
 	for _, inst := range idle {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,38 +33,127 @@ func loadEcho(t testing.TB, limits config.Limits) *Plugin {
 	return p
 }
 
-// TestIdleShrink: instances idle past the timeout are closed, down to
-// minIdle, newest kept.
+// TestIdleShrink: instances idle past the timeout are closed, newest kept,
+// down to one for a plugin that keeps state (its state is in it), and to
+// none for a stateless one.
 func TestIdleShrink(t *testing.T) {
 	ctx := context.Background()
-	p := loadEcho(t, config.Limits{MaxInstances: 3})
-
-	// Borrow three at once, so that three exist, then give them back.
-	var insts []*instance
-	for range 3 {
-		inst, err := p.pool.get(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
+	legacy, err := os.ReadFile(testutil.BuildPlugin(t, "./internal/testplugins/legacy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(testutil.CacheDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stateful, err := e.Load(ctx, legacy, Options{Name: "legacy", Limits: config.Limits{MaxInstances: 3}, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stateful.Close(ctx)
+	for _, tc := range []struct {
+		p    *Plugin
+		keep int
+	}{
+		{stateful, 1},
+		{loadEcho(t, config.Limits{MaxInstances: 3}), 0},
+	} {
+		p := tc.p
+		// Borrow three at once, so that three exist, then give them back.
+		var insts []*instance
+		for range 3 {
+			inst, err := p.pool.get(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			insts = append(insts, inst)
 		}
-		insts = append(insts, inst)
+		for _, inst := range insts {
+			p.pool.put(inst, true)
+		}
+		if _, idle := p.Stats(); idle != 3 {
+			t.Fatalf("%s: %d idle, want 3", p.name, idle)
+		}
+		p.pool.shrink(time.Now()) // nothing is old yet
+		if _, idle := p.Stats(); idle != 3 {
+			t.Fatalf("%s: after an early shrink: %d idle, want 3", p.name, idle)
+		}
+		newest := insts[2]
+		p.pool.shrink(time.Now().Add(2 * defaultIdleTimeout))
+		if _, idle := p.Stats(); idle != tc.keep {
+			t.Fatalf("%s (stateless %v): after the idle timeout: %d idle, want %d", p.name, p.stateless, idle, tc.keep)
+		}
+		if tc.keep > 0 && p.pool.idle[0] != newest {
+			t.Errorf("%s: shrink kept an older instance, not the newest", p.name)
+		}
+		if p.pool.held != uint64(tc.keep)*newest.size {
+			t.Errorf("%s: the pool counts %d bytes held by %d instances of %d", p.name, p.pool.held, tc.keep, newest.size)
+		}
+		// A stateless plugin without instances makes one for its next call.
+		if _, err := p.CallTool(ctx, nil, map[string]string{"legacy": "reverse", "echo": "echo"}[p.name], json.RawMessage(`{"text":"x"}`)); err != nil {
+			t.Fatalf("%s: call after the pool shrank: %v", p.name, err)
+		}
 	}
-	for _, inst := range insts {
-		p.pool.put(inst, true)
+}
+
+// TestPoolMemoryBudget: a pool starts a new instance only while its
+// instances' memory, and as much again as the largest holds, fits in twice
+// the memory limit; calls beyond wait for an instance, as at max_instances,
+// and fail with ErrBusy at their time limit, saying why. An instance closed
+// or returned makes room.
+func TestPoolMemoryBudget(t *testing.T) {
+	ctx := context.Background()
+	// The WAT echo's instances hold 64 KiB of linear memory and 1 MiB of
+	// Extism memory: with a limit of 1.5 MiB (a budget of 3), two fit.
+	p := loadEcho(t, config.Limits{MemoryPages: 24, MaxInstances: 4})
+	a, err := p.pool.get(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, idle := p.Stats(); idle != 3 {
-		t.Fatalf("%d idle, want 3", idle)
+	b, err := p.pool.get(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	p.pool.shrink(time.Now()) // nothing is old yet
-	if _, idle := p.Stats(); idle != 3 {
-		t.Fatalf("after an early shrink: %d idle, want 3", idle)
+	if a.size == 0 || p.pool.held != a.size+b.size || p.pool.budget != 3<<20 {
+		t.Fatalf("instances of %d and %d bytes, %d held, budget %d", a.size, b.size, p.pool.held, p.pool.budget)
 	}
-	newest := insts[2]
-	p.pool.shrink(time.Now().Add(2 * defaultIdleTimeout))
-	if _, idle := p.Stats(); idle != minIdle {
-		t.Fatalf("after the idle timeout: %d idle, want %d", idle, minIdle)
+	_, err = p.pool.get(ctx, 200*time.Millisecond)
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "all 2 instances that fit its memory budget (3 MiB)") {
+		t.Fatalf("a third instance past the budget: %v, want ErrBusy naming the budget", err)
 	}
-	if p.pool.idle[0] != newest {
-		t.Error("shrink kept an older instance, not the newest")
+	if inUse, idle := p.Stats(); inUse != 2 || idle != 0 {
+		t.Fatalf("%d in use, %d idle, want 2 and 0", inUse, idle)
+	}
+	// A call waiting for memory gets the instance returned.
+	got := make(chan *instance, 1)
+	go func() {
+		inst, err := p.pool.get(ctx, time.Minute)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- inst
+	}()
+	time.Sleep(100 * time.Millisecond)
+	p.pool.put(b, true)
+	select {
+	case c := <-got:
+		if c != b {
+			t.Error("the waiting call got another instance than the one returned")
+		}
+		b = c
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting call did not get the returned instance")
+	}
+	// A closed instance makes room for a new one.
+	p.pool.put(b, false)
+	c, err := p.pool.get(ctx, time.Second)
+	if err != nil {
+		t.Fatalf("an instance after one was closed: %v", err)
+	}
+	p.pool.put(a, true)
+	p.pool.put(c, true)
+	if p.pool.held != a.size+c.size {
+		t.Errorf("%d held, want %d", p.pool.held, a.size+c.size)
 	}
 }
 

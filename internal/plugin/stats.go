@@ -1,6 +1,9 @@
 package plugin
 
-import "time"
+import (
+	"reflect"
+	"time"
+)
 
 // Read-only figures about a plugin, for metrics.
 
@@ -27,7 +30,9 @@ func (inst *instance) memory() uint64 {
 	if inst.mod == nil {
 		return 0
 	}
-	if mem := inst.mod.Memory(); mem != nil {
+	// A module without a memory has a nil *wasm.MemoryInstance as its
+	// api.Memory, whose methods panic.
+	if mem := inst.mod.Memory(); mem != nil && !reflect.ValueOf(mem).IsNil() {
 		return uint64(mem.Size())
 	}
 	return 0

@@ -14,7 +14,9 @@ var ErrNotLoaded = core.ErrNotLoaded
 // Loading is a plugin being loaded in the background (see core.Loading):
 // a Mount may hold one instead of a Plugin. The server offers the lists
 // the plugin is expected to offer at once, calls wait for it, and
-// [Server.Readiness] names the plugins not loaded yet.
+// [Server.Readiness] names the plugins not loaded yet. A plugin loaded on
+// demand ([Loading.SetOnDemand]) is loaded once a call wants it, and counts as
+// ready meanwhile.
 type Loading = core.Loading
 
 // NewLoading returns a plugin named name being loaded, expected to offer

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -137,9 +138,14 @@ func numbersFit(b []byte) bool {
 	return true
 }
 
+// fullChecks counts the calls of validateArguments, so that tests can tell
+// whether a call was checked by the one-pass scan.
+var fullChecks atomic.Uint64
+
 // validateArguments checks tool arguments against the tool's input schema
 // and returns what is wrong, or "".
 func validateArguments(schema *jsonschema.Resolved, raw json.RawMessage) string {
+	fullChecks.Add(1)
 	var args any = map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &args); err != nil {

@@ -158,13 +158,12 @@ func (c *Core) CallTool(ctx context.Context, rq Request, name string, args json.
 		// Listed before the plugin loaded: the arguments are checked
 		// against the schema the plugin gives once loaded (loading.go).
 		var msg string
-		if schema, msg = m.checkLoaded(ctx, t); msg != "" {
+		if schema, simple, msg = m.checkLoaded(ctx, t); msg != "" {
 			if ctx.Err() != nil {
 				return nil, cancelled(ctx)
 			}
 			return errorResult("%s", msg), nil
 		}
-		simple = nil
 	}
 	if !simple.valid(args) {
 		if msg := validateArguments(schema, args); msg != "" {

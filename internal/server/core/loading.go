@@ -23,6 +23,10 @@ import (
 // replace those that differ, and listeners are told (Listener.ListChanged);
 // a tool call that waited is checked again against the tool's live input
 // schema. When loading fails, calls fail with the reason.
+//
+// A plugin loaded on demand (SetOnDemand) is loaded only once a call wants
+// it: its loader waits for Wanted, which the first call that waits for the
+// plugin closes. Until then it is ready: listed, and callable.
 
 // ErrNotLoaded reports a call to a plugin that is still loading after the
 // call's wait, or that failed to load.
@@ -37,11 +41,15 @@ type Loading struct {
 
 	done chan struct{} // closed by Loaded or Failed
 
+	onDemand bool          // loaded once a call wants it; set before it is mounted
+	wanted   chan struct{} // closed when a call first waits for the plugin
+	wantOnce sync.Once
+
 	mu     sync.Mutex
 	plugin *plugin.Plugin
-	live   *plugin.Lists                   // read from the plugin when it loaded
-	differ plugin.ListSet                  // kinds of list where live and offered differ
-	tools  map[string]*jsonschema.Resolved // input schemas of the live tools
+	live   *plugin.Lists         // read from the plugin when it loaded
+	differ plugin.ListSet        // kinds of list where live and offered differ
+	tools  map[string]liveSchema // input schemas of the live tools
 	err    error
 	mounts []*mount // serving it, one per installed plugin set
 }
@@ -50,8 +58,20 @@ type Loading struct {
 // lists (all kinds; see catalog.Store). Calls wait for it for at most
 // callTimeout.
 func NewLoading(name string, lists *plugin.Lists, callTimeout time.Duration) *Loading {
-	return &Loading{name: name, timeout: callTimeout, offered: lists, done: make(chan struct{})}
+	return &Loading{name: name, timeout: callTimeout, offered: lists, done: make(chan struct{}), wanted: make(chan struct{})}
 }
+
+// SetOnDemand marks the plugin as loaded on demand: its loader waits for
+// Wanted before it loads it, and until it fails it counts as ready (see
+// Readiness). Call it before the Loading is mounted.
+func (l *Loading) SetOnDemand() { l.onDemand = true }
+
+// OnDemand reports whether the plugin is loaded on demand.
+func (l *Loading) OnDemand() bool { return l.onDemand }
+
+// Wanted is closed once a call waits for the plugin: the first call of a
+// plugin loaded on demand.
+func (l *Loading) Wanted() <-chan struct{} { return l.wanted }
 
 // Name returns the plugin's name.
 func (l *Loading) Name() string { return l.name }
@@ -93,10 +113,10 @@ func (l *Loading) Loaded(p *plugin.Plugin, live *plugin.Lists) {
 	}
 	l.plugin, l.live = p, live
 	l.differ = catalogcache.Differ(l.offered, live)
-	l.tools = map[string]*jsonschema.Resolved{}
+	l.tools = map[string]liveSchema{}
 	for _, t := range live.Tools {
 		if s, err := compileSchema(t.InputSchema); err == nil {
-			l.tools[t.Name] = s
+			l.tools[t.Name] = liveSchema{s, simplify(t.InputSchema)}
 		}
 	}
 	for _, m := range l.mounts {
@@ -152,6 +172,7 @@ func (l *Loading) wait(ctx context.Context) (*plugin.Plugin, error) {
 	select {
 	case <-l.done:
 	default:
+		l.wantOnce.Do(func() { close(l.wanted) })
 		t := time.NewTimer(l.timeout)
 		defer t.Stop()
 		select {
@@ -173,29 +194,38 @@ func (l *Loading) wait(ctx context.Context) (*plugin.Plugin, error) {
 	return l.plugin, nil
 }
 
-// state describes the plugin for Readiness: "" once loaded.
+// state describes the plugin for Readiness: "" once loaded, or, loaded
+// on demand, until it fails.
 func (l *Loading) state() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.err != nil:
 		return "failed to load: " + l.err.Error()
-	case l.plugin == nil:
+	case l.plugin == nil && !l.onDemand:
 		return "loading"
 	}
 	return ""
 }
 
+// liveSchema is the input schema a loaded plugin gives a tool: resolved,
+// and in its simple form if it has one (args.go).
+type liveSchema struct {
+	schema *jsonschema.Resolved
+	simple *simpleSchema
+}
+
 // liveSchema returns the input schema the loaded plugin gives the tool
 // name, for a call checked against the expected one while it loaded.
-func (l *Loading) liveSchema(name string) (*jsonschema.Resolved, bool) {
+func (l *Loading) liveSchema(name string) (liveSchema, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s, ok := l.tools[name]
 	return s, ok
 }
 
-// Readiness reports whether every plugin is loaded. If not, notReady names
+// Readiness reports whether every plugin is ready: loaded, or listed and
+// loaded on demand (its first call waits for it). If not, notReady names
 // each plugin that is not, with what it is doing ("loading") or why it
 // failed ("failed to load: ...").
 func (c *Core) Readiness() (ready bool, notReady map[string]string) {
@@ -257,19 +287,21 @@ func (m *mount) loaded(p *plugin.Plugin, live *plugin.Lists) {
 
 // checkLoaded, for a tool call checked against a tool's expected input
 // schema while its plugin loaded, waits for the plugin and returns the
-// schema the plugin gives the tool, or what went wrong for the client.
-func (m *mount) checkLoaded(ctx context.Context, t *toolEntry) (*jsonschema.Resolved, string) {
+// schema the plugin gives the tool, with its simple form (nil if it has
+// none), or what went wrong for the client. A tool whose expected schema
+// the plugin confirmed keeps the one-pass check of its simple form.
+func (m *mount) checkLoaded(ctx context.Context, t *toolEntry) (*jsonschema.Resolved, *simpleSchema, string) {
 	if _, err := m.Loading.wait(ctx); errors.Is(err, plugin.ErrClosed) {
-		return t.schema, "" // replaced by a reload: the call goes to the current plugin
+		return t.schema, t.simple, "" // replaced by a reload: the call goes to the current plugin
 	} else if err != nil {
-		return nil, err.Error()
+		return nil, nil, err.Error()
 	}
 	if !m.Loading.Differ().Has(plugin.ToolList) {
-		return t.schema, ""
+		return t.schema, t.simple, ""
 	}
 	s, ok := m.Loading.liveSchema(t.tool.Name)
 	if !ok {
-		return nil, fmt.Sprintf("plugin %s no longer offers tool %q", m.name, t.tool.Name)
+		return nil, nil, fmt.Sprintf("plugin %s no longer offers tool %q", m.name, t.tool.Name)
 	}
-	return s, ""
+	return s.schema, s.simple, ""
 }
