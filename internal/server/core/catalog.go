@@ -172,7 +172,7 @@ func (m *mount) apply(c *catalog, which lists) lists {
 // claim records m as the owner of key, unless another plugin owns it.
 // core.mu must be held.
 func (m *mount) claim(owners map[string]*mount, kind Kind, key string) bool {
-	if prev, ok := owners[key]; ok && prev != m {
+	if prev, ok := owners[key]; ok && prev != m && !prev.retired {
 		m.core.log.Error(fmt.Sprintf("ignoring %s: %s", kind, ErrConflict), kind.String(), key, "plugin", m.name, "owner", prev.name)
 		return false
 	}
