@@ -88,7 +88,7 @@ func (s *sealer) openState(text string, now time.Time) (*state, error) {
 	if len(text) > maxStateLen {
 		return nil, fmt.Errorf("%w (longer than %d characters)", ErrStateInvalid, maxStateLen)
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(text)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(text)
 	if err != nil || len(raw) < s.seal.NonceSize()+s.seal.Overhead() {
 		return nil, ErrStateInvalid
 	}

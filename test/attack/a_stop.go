@@ -132,7 +132,7 @@ func sigtermStdio(a *A) {
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "attack", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { started <- struct{}{} },
-	}).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Minute}, nil)
+	}).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Minute}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		a.Fatalf("connecting over stdio: %v", err)
 	}

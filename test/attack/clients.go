@@ -133,12 +133,14 @@ func resultText(answer map[string]any) (string, bool) {
 	return text, isErr
 }
 
-// client connects a go-sdk MCP client over Streamable HTTP.
+// client connects a go-sdk MCP client over Streamable HTTP, in a session
+// of 2025-11-25: the attacks that use it are on sessions (2026-07-28 has
+// none; its attacks are in a_mcp2026.go).
 func (a *A) client(url string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	ctx, cancel := context.WithTimeout(a.ctx, 30*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "attack", Version: "1"}, opts).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		a.Fatalf("connecting to %s: %v", url, err)
 	}

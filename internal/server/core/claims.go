@@ -124,18 +124,18 @@ func templateShape(t string) string {
 func (m *mount) claim(owners map[string]*mount, kind Kind, key string) bool {
 	c := m.core
 	cl := &c.claims
-	if prev, ok := owners[key]; ok && prev != m {
+	if prev, ok := owners[key]; ok && prev != m && !prev.retired {
 		m.refuse(kind, key, reasonConflict, fmt.Sprintf("plugin %q offers it already (%v)", prev.name, ErrConflict))
 		return false
 	}
-	if owner := cl.prefixes[carriedPrefix(kind, key)]; owner != nil && owner != m {
+	if owner := cl.prefixes[carriedPrefix(kind, key)]; owner != nil && owner != m && !owner.retired {
 		m.refuse(kind, key, reasonConflict, fmt.Sprintf("it carries the prefix of plugin %q, whose names and URIs are its own", owner.name))
 		return false
 	}
 	switch kind {
 	case Templates:
 		shape := templateShape(key)
-		if prev := cl.shapes[shape]; prev != nil && prev != m {
+		if prev := cl.shapes[shape]; prev != nil && prev != m && !prev.retired {
 			m.refuse(kind, key, reasonConflict, fmt.Sprintf("plugin %q offers a template of the same shape already", prev.name))
 			return false
 		}
@@ -147,7 +147,7 @@ func (m *mount) claim(owners map[string]*mount, kind Kind, key string) bool {
 		if owners[key] != m && !cl.initial {
 			// A resource offered now that another plugin's template serves
 			// would take that URI from it.
-			if t, _ := c.matchingTemplate(key); t != nil && t != m {
+			if t, _ := c.matchingTemplate(key); t != nil && t != m && !t.retired {
 				m.refuse(kind, key, reasonConflict, fmt.Sprintf("a resource template of plugin %q serves that URI already", t.name))
 				return false
 			}

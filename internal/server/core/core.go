@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -203,6 +204,13 @@ func (c *Core) prepare(ctx context.Context, mounts []Mount) ([]*mount, []*catalo
 	return ms, catalogs, nil
 }
 
+// cloneOwners copies a map of owners (never nil).
+func cloneOwners(m map[string]*mount) map[string]*mount {
+	c := make(map[string]*mount, len(m))
+	maps.Copy(c, m)
+	return c
+}
+
 // install makes ms the core's plugins. Names the old set offered and the
 // new one does not are withdrawn last, so that a name both offer never
 // disappears in between.
@@ -214,9 +222,12 @@ func (c *Core) install(ms []*mount, catalogs []*catalog) {
 	for _, m := range c.mounts {
 		m.retired = true
 	}
-	prev := [4]map[string]*mount{c.tools, c.prompts, c.resources, c.templates}
-	c.tools, c.prompts = map[string]*mount{}, map[string]*mount{}
-	c.resources, c.templates = map[string]*mount{}, map[string]*mount{}
+	// The old set's names stay served, by its retired mounts, until the
+	// new set claims them (claim lets a new mount take a retired one's
+	// name): a call arriving while the new set is applied finds its tool,
+	// on the old plugin or the new, never none.
+	c.tools, c.prompts = cloneOwners(c.tools), cloneOwners(c.prompts)
+	c.resources, c.templates = cloneOwners(c.resources), cloneOwners(c.templates)
 	c.templateOrder = nil
 	c.mounts = ms
 	c.claims.reset(ms)
@@ -239,12 +250,16 @@ func (c *Core) install(ms []*mount, catalogs []*catalog) {
 
 	c.mu.Lock()
 	now := [4]map[string]*mount{c.tools, c.prompts, c.resources, c.templates}
-	for k := range prev {
+	for k := range now {
 		var gone []string
-		for key := range prev[k] {
-			if _, ok := now[k][key]; !ok {
+		for key, owner := range now[k] {
+			if owner.retired {
 				gone = append(gone, key)
+				delete(now[k], key)
 			}
+		}
+		if len(gone) > 0 && Kind(k) == Templates {
+			c.templateOrder = nil
 		}
 		if len(gone) > 0 {
 			for _, l := range c.listeners {

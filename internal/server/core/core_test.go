@@ -325,3 +325,61 @@ func TestPromptsAndCompletion(t *testing.T) {
 		t.Errorf("completion without ref: %v", err)
 	}
 }
+
+// slowListener takes a millisecond per offer, as a listener with many
+// sessions may: the core's lock is held meanwhile, and a lookup waiting
+// for it gets it as soon as it is released.
+type slowListener struct{ recorder }
+
+func (l *slowListener) Offer(item any) error {
+	time.Sleep(time.Millisecond)
+	return l.recorder.Offer(item)
+}
+
+// TestReloadNeverHidesAName: while a reload replaces a plugin with another
+// that serves the same names, every lookup finds them, on the old plugin
+// or the new; a name only the old set served is gone after the reload.
+func TestReloadNeverHidesAName(t *testing.T) {
+	ctx := context.Background()
+	a := load(t, "a", "./examples/conformance", config.Limits{})
+	b := load(t, "b", "./examples/conformance", config.Limits{})
+	v1 := load(t, "v1full", "./internal/testplugins/v1full", config.Limits{})
+	// v1full first: its offers, one by one, come before the others'.
+	c := newCore(t, []core.Mount{{Plugin: v1, Prefix: "v"}, {Plugin: a, Prefix: "c"}}, &slowListener{})
+
+	stop := make(chan struct{})
+	var missed, looked int
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			looked++
+			if !c.HasTool("c_test_simple_text") || !c.HasResource("c+test://static-text") {
+				missed++
+			}
+		}
+	}()
+	for i := range 20 {
+		p := []*plugin.Plugin{b, a}[i%2]
+		if err := c.Reload(ctx, []core.Mount{{Plugin: v1, Prefix: "v"}, {Plugin: p, Prefix: "c"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Reload(ctx, []core.Mount{{Plugin: a, Prefix: "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	<-done
+	t.Logf("%d lookups, %d missed", looked, missed)
+	if missed > 0 {
+		t.Errorf("%d of %d lookups during 20 reloads found no tool or resource", missed, looked)
+	}
+	if c.HasTool("v_spin") {
+		t.Error("a tool of a plugin the last reload dropped is still served")
+	}
+}
