@@ -64,11 +64,11 @@ func drainCalls(a *A, started <-chan struct{}, session func(i int) *mcp.ClientSe
 			answers <- err
 		}()
 	}
-	for range 9 {
+	for n := range 9 {
 		select {
 		case <-started:
 		case <-time.After(60 * time.Second):
-			a.Fatalf("the calls did not start")
+			a.Fatalf("the calls did not start (%d did)", n)
 		}
 	}
 	return answers
