@@ -77,8 +77,8 @@ func TestServePluginCannotReachHangar(t *testing.T) {
 	}
 	endpoint, port := m[0], m[1]
 
-	// The attack works when a client sends it: it is the plugin that must
-	// not be able to.
+	// One request cannot do it any more, even from a client: initialize is
+	// refused inside a batch (issue 15.2b).
 	req, _ := http.NewRequest("POST", endpoint, strings.NewReader(attack))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -88,8 +88,8 @@ func TestServePluginCannotReachHangar(t *testing.T) {
 	}
 	direct, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(direct), "s3cret-value") {
-		t.Fatalf("the batched request sent directly got %d %s; want the victim's environment", resp.StatusCode, direct)
+	if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(direct), "s3cret-value") || !strings.Contains(string(direct), "initialize must not be part of a JSON-RPC batch") {
+		t.Fatalf("the batched request sent directly got %d %s; want it refused", resp.StatusCode, direct)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -100,6 +100,11 @@ func TestServePluginCannotReachHangar(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
+	// A client's session reaches the victim's tool: it is the plugin that
+	// must not be able to.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "env", Arguments: map[string]any{}}); err != nil || res.IsError || len(res.Content) == 0 || !strings.Contains(fmt.Sprint(res.Content[0]), "s3cret-value") {
+		t.Fatalf("a client's call of env: %v %v; want the victim's environment", res, err)
+	}
 	fetch := func(url string) (string, bool) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{

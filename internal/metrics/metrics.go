@@ -2,8 +2,9 @@
 //
 // Every label takes values from a bounded set: plugin names come from the
 // configuration, methods and error kinds from fixed lists, tool and prompt
-// names from what each plugin lists (at most [MaxNames] per plugin), and no
-// label names a session, a client or a URI. A client calling unknown tool
+// names from what each plugin lists (at most [MaxNames] per plugin, each
+// at most [MaxLabel] bytes long), and no label names a session, a client
+// or a URI. A client calling unknown tool
 // names creates no series: such calls never reach a plugin.
 //
 // A nil *Metrics records nothing, so that code can record unconditionally.
@@ -78,6 +79,7 @@ type Metrics struct {
 	sessions      *prometheus.GaugeVec
 	sessionsTotal *prometheus.CounterVec
 	reloads       *prometheus.CounterVec
+	refused       *prometheus.CounterVec
 
 	plugins  atomic.Pointer[func() []Plugin]
 	mrtr     atomic.Pointer[func() MRTR] // mrtr.go
@@ -120,12 +122,16 @@ func New(version string) *Metrics {
 		Name: "hangar_reloads_total",
 		Help: "Reloads of the configuration, by result (success or failure).",
 	}, []string{"result"})
+	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hangar_plugin_refused_total",
+		Help: "Tools, prompts, resources and resource templates a plugin listed and Hangar did not offer, by plugin, kind and reason: conflict (another plugin owns the name, URI or template shape) or invalid (a name MCP refuses, a schema that does not compile). Counted at each listing.",
+	}, []string{"plugin", "kind", "reason"})
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "hangar_build_info",
 		Help: "Always 1; the labels say which Hangar this is.",
 	}, []string{"version", "goversion"})
 	build.WithLabelValues(version, runtime.Version()).Set(1)
-	m.reg.MustRegister(m.calls, m.errors, m.duration, m.requests, m.sessions, m.sessionsTotal, m.reloads, build,
+	m.reg.MustRegister(m.calls, m.errors, m.duration, m.requests, m.sessions, m.sessionsTotal, m.reloads, m.refused, build,
 		&pluginCollector{m: m},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -166,10 +172,18 @@ func (m *Metrics) Call(plugin, method, name string, d time.Duration, kind string
 	}
 }
 
-// boundName returns name, or "_other" once the plugin has MaxNames names.
+// MaxLabel bounds the length of a tool or prompt name in a label (MCP's
+// longest tool name); a longer name counts under "_other".
+const MaxLabel = 128
+
+// boundName returns name, or "_other" once the plugin has MaxNames names,
+// or for a name longer than MaxLabel.
 func (m *Metrics) boundName(plugin, name string) string {
 	if name == "" {
 		return ""
+	}
+	if len(name) > MaxLabel {
+		return "_other"
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -205,6 +219,16 @@ func (m *Metrics) Request(method string, failed bool) {
 		outcome = "error"
 	}
 	m.requests.WithLabelValues(boundMethod(method), outcome).Inc()
+}
+
+// Refused records an item (kind: tool, prompt, resource or resource
+// template) of a plugin that was not offered, and why: "conflict" or
+// "invalid".
+func (m *Metrics) Refused(plugin, kind, reason string) {
+	if m == nil {
+		return
+	}
+	m.refused.WithLabelValues(plugin, kind, reason).Inc()
 }
 
 // SessionOpened records a session opened on transport; call the function

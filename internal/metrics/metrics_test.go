@@ -57,6 +57,32 @@ func TestSessions(t *testing.T) {
 	closeB()
 }
 
+// TestLongNames: a name longer than MaxLabel counts under "_other", so
+// that no label value is longer (issue 15.6).
+func TestLongNames(t *testing.T) {
+	m := metrics.New("test")
+	long := strings.Repeat("x", 60000)
+	m.Call("p", "tools/call", long, time.Millisecond, metrics.KindTimeout)
+	m.Call("p", "tools/call", long[:metrics.MaxLabel], time.Millisecond, "")
+	m.Refused("p", "tool", "invalid")
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, mt := range f.Metric {
+			for _, l := range mt.Label {
+				if len(l.GetValue()) > metrics.MaxLabel {
+					t.Errorf("%s: label %s of %d bytes", f.GetName(), l.GetName(), len(l.GetValue()))
+				}
+			}
+		}
+	}
+	if n, _ := testutil.GatherAndCount(m.Registry(), "hangar_plugin_calls_total"); n != 2 {
+		t.Errorf("%d call series, want 2 (a name of %d bytes, and _other)", n, metrics.MaxLabel)
+	}
+}
+
 // TestProgressDropped: the count of a plugin's dropped progress
 // notifications, as the plugin-state reader reports it, is a counter.
 func TestProgressDropped(t *testing.T) {

@@ -7,8 +7,10 @@
 // resource contents, resource links and embedded resources in what a plugin
 // returns; the prefix is stripped again before a plugin sees a name or URI a
 // client sends). A name or URI offered by two plugins is an error at
-// start-up. Calls are routed to the plugin that owns the name; host imports
-// made during a call reach the client of the session that made it.
+// start-up; one a plugin adds later is refused if another plugin owns it
+// (core/claims.go). Calls are routed to the plugin that owns the name;
+// host imports made during a call reach the client of the session that
+// made it.
 //
 // Transports are separate from the handlers: serve the server over stdio
 // (or any stream) with [Server.RunStdio] or [Server.ConnectIO], or over

@@ -148,7 +148,8 @@ func TestStdioFramingMatchesSDK(t *testing.T) {
 		{string(pretty), "4", false},                                                                  // over several lines
 		{call(5, "echo_context", fmt.Sprintf(`{"pad":%q}`, strings.Repeat("x", 200<<10))), "5", true}, // longer than the reader's buffer
 		{call(6, "echo_context", fmt.Sprintf(`{"pad":%q}`, strings.Repeat("y", 5<<20))), "6", false},  // longer than the fast path reads
-		{call(7, "test_simple_text", `{}`) + call(8, "test_simple_text", `{}`), "8", false},           // two on a line: the go-sdk ends the session
+		{call(7, "test_simple_text", `{}`) + call(8, "test_simple_text", `{}`), "null", false},        // two on a line: refused (the go-sdk ended the session)
+		{call(9, "test_simple_text", `{}`), "9", true},                                                // and the session goes on
 	}
 	var runs [2][][]string
 	for i, tg := range tgs {
@@ -167,8 +168,8 @@ func TestStdioFramingMatchesSDK(t *testing.T) {
 		}
 	}
 	compare(t, runs[0], runs[1])
-	if last := runs[0][len(runs[0])-1]; last[len(last)-1] != "EOF" {
-		t.Errorf("two messages on a line: %q, want the end of the session", last)
+	if two := runs[0][len(runs[0])-2]; !strings.Contains(two[len(two)-1], `"code":-32700`) {
+		t.Errorf("two messages on a line: %q, want a parse error", two)
 	}
 }
 

@@ -236,3 +236,33 @@ func TestHostileServerKeepsServing(t *testing.T) {
 		t.Errorf("a handler panicked:\n%s", logs.String())
 	}
 }
+
+// TestBadToolNamesLoggedOnce: a plugin lists a tool whose name MCP's rules
+// do not allow (a space) and one longer than 128 characters, then lists
+// its tools again 20 times. Each is reported once, by the core; the
+// go-sdk's own error for the first, which it logged at each listing (20 MB
+// of log in issue 15.16), is not in the log.
+func TestBadToolNamesLoggedOnce(t *testing.T) {
+	var logs logBuffer
+	p := loadWith(t, "claims", testutil.BuildPlugin(t, "./internal/testplugins/claims"), config.Limits{}, logs.logger())
+	s, err := server.New(context.Background(), []server.Mount{{Plugin: p}}, &server.Options{Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, s, nil)
+	callTool(t, cs, "claim", map[string]any{"kind": "tool", "name": "has space"})
+	callTool(t, cs, "claim", map[string]any{"kind": "tool", "name": strings.Repeat("n", 129)})
+	for range 20 {
+		callTool(t, cs, "relist", map[string]any{})
+	}
+	if got := resultText(t, callTool(t, cs, "has space", map[string]any{})); got != "claims tool has space" {
+		t.Errorf("has space: %q", got)
+	}
+	log := logs.String()
+	if n := strings.Count(log, "has space"); n != 1 {
+		t.Errorf("the name with a space is in %d log lines, want 1:\n%s", n, log)
+	}
+	if n := strings.Count(log, "MCP allows 1 to 128"); n != 1 {
+		t.Errorf("the name too long is in %d log lines, want 1:\n%s", n, log)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
@@ -55,8 +56,9 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 		case r.Method == http.MethodDelete && id != "":
 			// End the session's calls first, and let their requests carry
 			// the JSON-RPC errors that answer them: once the SDK closes the
-			// session, it writes nothing more.
-			if s.sdk.EndSession(id, sessions.ErrSessionClosed) {
+			// session, it writes nothing more. Only its owner's DELETE
+			// ends anything: the SDK refuses another's (403).
+			if s.ownedBy(id, r) && s.sdk.EndSession(id, sessions.ErrSessionClosed) {
 				s.sdk.WaitHTTP(id, core.CancelGrace)
 			}
 			next.ServeHTTP(w, r)
@@ -77,7 +79,14 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 				return
 			}
 			next.ServeHTTP(w, r)
-			s.watchSession(w.Header().Get(sessionIDHeader), func() { live.Add(-1) })
+			sid := w.Header().Get(sessionIDHeader)
+			if ti := sdkauth.TokenInfoFromContext(r.Context()); ti != nil && sid != "" {
+				s.owners.Store(sid, ti.UserID)
+			}
+			s.watchSession(sid, func() {
+				s.owners.Delete(sid)
+				live.Add(-1)
+			})
 		default:
 			hr, done := s.sdk.TrackHTTP(r, id)
 			defer done()
@@ -93,6 +102,18 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 			}
 		}
 	})
+}
+
+// ownedBy reports whether r comes from the owner of the session with the
+// given ID: the identity (token subject) that opened it, as the go-sdk
+// checks. A session opened without authentication is anyone's.
+func (s *Server) ownedBy(id string, r *http.Request) bool {
+	owner, ok := s.owners.Load(id)
+	if !ok {
+		return true
+	}
+	ti := sdkauth.TokenInfoFromContext(r.Context())
+	return ti != nil && ti.UserID == owner.(string)
 }
 
 // watchSession calls done when the session with the given ID ends, or at

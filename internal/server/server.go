@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,6 +99,8 @@ type Server struct {
 	fwd     *mrtr.Forwarder  // nil: no peers
 	log     *slog.Logger
 	metrics *metrics.Metrics // nil: none
+
+	owners sync.Map // HTTP session ID -> the token subject that opened it (httplimits.go)
 }
 
 // New lists every plugin and builds the server. It fails if two plugins

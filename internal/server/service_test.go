@@ -517,10 +517,24 @@ func TestTracing(t *testing.T) {
 		t.Fatal(err)
 	}
 	spans := exp.GetSpans()
+	// tool is the tool name a span carries.
+	tool := func(sp tracetest.SpanStub) string {
+		for _, a := range sp.Attributes {
+			if a.Key == "gen_ai.tool.name" {
+				return a.Value.Emit()
+			}
+		}
+		return ""
+	}
+	// find finds a span by its name, and for tools/call by its tool.
 	find := func(name string) tracetest.SpanStub {
 		t.Helper()
+		method, target := name, ""
+		if m, tg, ok := strings.Cut(name, " "); ok && m == "tools/call" {
+			method, target = m, tg
+		}
 		for _, sp := range spans {
-			if sp.Name == name {
+			if sp.Name == method && (method != "tools/call" || tool(sp) == target) {
 				return sp
 			}
 		}
@@ -550,7 +564,7 @@ func TestTracing(t *testing.T) {
 	// error marks both spans.
 	var failed []tracetest.SpanStub
 	for _, sp := range spans {
-		if strings.HasSuffix(sp.Name, "fail") || (sp.Name == "plugin legacy tools/call" && sp.SpanContext.TraceID().String() != traceID) {
+		if tool(sp) == "fail" || (sp.Name == "plugin legacy tools/call" && sp.SpanContext.TraceID().String() != traceID) {
 			failed = append(failed, sp)
 		}
 	}
@@ -585,12 +599,47 @@ func TestTracing(t *testing.T) {
 	}
 	found := false
 	for _, sp := range exp.GetSpans() {
-		if sp.Name == "tools/call reverse" && sp.SpanContext.TraceID().String() == headerTrace && sp.Parent.SpanID().String() == headerParent {
+		if sp.Name == "tools/call" && tool(sp) == "reverse" && sp.SpanContext.TraceID().String() == headerTrace && sp.Parent.SpanID().String() == headerParent {
 			found = true
 		}
 	}
 	if !found {
 		t.Error("no tools/call span with the HTTP traceparent as its parent")
+	}
+}
+
+// TestTracingBoundsWhatClientsSend: a call of an unknown tool with a name
+// of 1 MB, and a known one under an id of 1 MB, make spans named by the
+// method, without the name, and with the id and the error message cut
+// (issue 15.7). Before, the span's name was "tools/call " and the name.
+func TestTracingBoundsWhatClientsSend(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	s := newServer(t, &server.Options{TracerProvider: tp}, server.Mount{Plugin: legacy(t)})
+	huge := strings.Repeat("x", 1<<20)
+	for _, disable := range []bool{false, true} {
+		s := s
+		if disable {
+			s = newServer(t, &server.Options{TracerProvider: tp, DisableFastPath: true}, server.Mount{Plugin: legacy(t)})
+		}
+		c := newRawIO(t, s)
+		c.start("2025-06-18")
+		c.exchange(call(2, huge, `{}`), "2")
+		c.exchange(call(huge, "reverse", `{"text":"abc"}`), mustJSON(huge))
+	}
+	spans := exp.GetSpans()
+	if len(spans) == 0 {
+		t.Fatal("no spans")
+	}
+	for _, sp := range spans {
+		size := len(sp.Name) + len(sp.Status.Description)
+		for _, a := range sp.Attributes {
+			size += len(a.Key) + len(a.Value.Emit())
+		}
+		if size > 2048 || strings.Contains(sp.Name, "x") {
+			t.Errorf("span %.40q keeps %d bytes of the request", sp.Name, size)
+		}
 	}
 }
 

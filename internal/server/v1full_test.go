@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -341,4 +342,37 @@ func TestSessionsAreIsolated(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestRootsListChangedCoalesced: a client sends 20,000
+// notifications/roots/list_changed in a row; the plugin runs
+// on_roots_list_changed a few times (once for the first, once more for
+// those that came meanwhile), not once each, and a call made right after
+// them is answered (issue 15.15).
+func TestRootsListChangedCoalesced(t *testing.T) {
+	p := v1full(t, config.Limits{MaxInstances: 1, CallTimeout: 10 * time.Second})
+	s := newServer(t, nil, server.Mount{Plugin: p})
+	c := newRawIO(t, s)
+	c.start("2025-06-18")
+	const n = 20000
+	var b strings.Builder
+	for range n {
+		b.WriteString(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}` + "\n")
+	}
+	start := time.Now()
+	c.write(strings.TrimSuffix(b.String(), "\n"))
+	got := c.exchange(call(2, "roots_changed_count", `{}`), "2")
+	t.Logf("a call after %d notifications answered in %v: %s", n, time.Since(start).Round(time.Millisecond), last(got))
+	waitIdle(t, p, 30*time.Second)
+	var res struct {
+		Result struct{ Content []struct{ Text string } }
+	}
+	answer := last(c.exchange(call(3, "roots_changed_count", `{}`), "3"))
+	if json.Unmarshal([]byte(answer), &res); len(res.Result.Content) == 0 {
+		t.Fatalf("roots_changed_count: %s", answer)
+	}
+	runs, err := strconv.Atoi(res.Result.Content[0].Text)
+	if err != nil || runs < 1 || runs > 10 {
+		t.Errorf("on_roots_list_changed ran %d times (%v) for %d notifications, want 1 to 10", runs, err, n)
+	}
 }

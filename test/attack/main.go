@@ -96,17 +96,31 @@ var attacks []*attack
 
 func register(at ...*attack) { attacks = append(attacks, at...) }
 
-// compareIDs orders attack ids ("4.10" after "4.9") numerically.
+// compareIDs orders attack ids ("4.10" after "4.9") numerically, and a
+// part's letters after its number ("15.2b" after "15.2").
 func compareIDs(x, y string) int {
 	xs, ys := strings.Split(x, "."), strings.Split(y, ".")
 	for i := range min(len(xs), len(ys)) {
-		a, _ := strconv.Atoi(xs[i])
-		b, _ := strconv.Atoi(ys[i])
-		if a != b {
-			return a - b
+		xn, xl := splitNumber(xs[i])
+		yn, yl := splitNumber(ys[i])
+		if xn != yn {
+			return xn - yn
+		}
+		if c := strings.Compare(xl, yl); c != 0 {
+			return c
 		}
 	}
 	return len(xs) - len(ys)
+}
+
+// splitNumber splits "2b" into 2 and "b".
+func splitNumber(s string) (int, string) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, _ := strconv.Atoi(s[:i])
+	return n, s[i:]
 }
 
 // outcome is what an attack did, for the summary and the report.

@@ -111,7 +111,7 @@ func (c *Core) begin(ctx context.Context, rq *Request) (context.Context, *call, 
 	t.active++
 	t.mu.Unlock()
 
-	cl := &call{t: t, pc: plugin.Call{ID: rq.ID, Meta: rq.Meta, Host: rq.Client}, scopes: [2]*Scope{rq.Scope, rq.Carrier}}
+	cl := &call{t: t, pc: plugin.Call{ID: rq.ID, Meta: rq.Meta, Host: rq.Client, Holder: rq.Holder}, scopes: [2]*Scope{rq.Scope, rq.Carrier}}
 	ctx, cancel := context.WithCancelCause(ctx)
 	cl.cancel = cancel
 	cl.stops[0] = context.AfterFunc(t.stopCtx, func() { cancel(context.Cause(t.stopCtx)) })

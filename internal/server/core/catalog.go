@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -51,13 +50,20 @@ func (m *mount) list(ctx context.Context, which lists) (*catalog, error) {
 }
 
 // catalogOf turns lists read from the plugin into a catalog. Tools whose
-// input schema cannot be compiled are left out, with an error in the log.
+// name MCP refuses, or whose input schema cannot be compiled, are left
+// out, with an error in the log (once for each) and in the metrics.
 func (m *mount) catalogOf(l *plugin.Lists) *catalog {
 	c := &catalog{seq: l.Seq, resources: l.Resources, templates: l.Templates, prompts: l.Prompts}
 	for _, t := range l.Tools {
+		if why, refused := validToolName(m.exposedName(t.Name)); refused {
+			m.refuse(Tools, t.Name, reasonInvalid, why)
+			continue
+		} else if why != "" {
+			m.warn(Tools, t.Name, why)
+		}
 		schema, err := compileSchema(t.InputSchema)
 		if err != nil {
-			m.core.log.Error("ignoring tool with an invalid input schema", "plugin", m.name, "tool", t.Name, "error", err)
+			m.refuse(Tools, t.Name, reasonInvalid, "its input schema is invalid: "+err.Error())
 			continue
 		}
 		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema, expected: m.Loading != nil && l.Seq == 0, simple: simplify(t.InputSchema)})
@@ -88,6 +94,10 @@ func (m *mount) apply(c *catalog, which lists) lists {
 	defer core.mu.Unlock()
 	if m.retired {
 		return 0 // a late refresh of a plugin a reload replaced
+	}
+	if !core.claims.initial {
+		core.claims.seq++
+		core.claims.current = core.claims.seq
 	}
 	for _, k := range []plugin.ListKind{plugin.ToolList, plugin.ResourceList, plugin.PromptList} {
 		if which.Has(k) {
@@ -169,24 +179,13 @@ func (m *mount) apply(c *catalog, which lists) lists {
 	return which
 }
 
-// claim records m as the owner of key, unless another plugin owns it.
-// core.mu must be held.
-func (m *mount) claim(owners map[string]*mount, kind Kind, key string) bool {
-	if prev, ok := owners[key]; ok && prev != m && !prev.retired {
-		m.core.log.Error(fmt.Sprintf("ignoring %s: %s", kind, ErrConflict), kind.String(), key, "plugin", m.name, "owner", prev.name)
-		return false
-	}
-	owners[key] = m
-	return true
-}
-
 // release withdraws m's items that are not in keep. core.mu must be held.
 func (m *mount) release(owners map[string]*mount, kind Kind, keep map[string]bool) {
 	var gone []string
 	for key, owner := range owners {
 		if owner == m && !keep[key] {
 			gone = append(gone, key)
-			delete(owners, key)
+			m.core.unclaim(owners, kind, key)
 		}
 	}
 	if len(gone) > 0 {
@@ -205,8 +204,8 @@ func (m *mount) release(owners map[string]*mount, kind Kind, keep map[string]boo
 func (m *mount) offer(owners map[string]*mount, kind Kind, key string, item any) bool {
 	for _, l := range m.core.listeners {
 		if err := l.Offer(item); err != nil {
-			m.core.log.Error("plugin offered an invalid "+kind.String(), "plugin", m.name, kind.String(), key, "error", err)
-			delete(owners, key)
+			m.refuse(kind, key, reasonInvalid, err.Error())
+			m.core.unclaim(owners, kind, key)
 			for _, l := range m.core.listeners {
 				l.Withdraw(kind, key)
 			}

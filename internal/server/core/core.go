@@ -17,8 +17,9 @@ import (
 	"github.com/hangar-mcp/hangar/internal/plugin"
 )
 
-// ErrConflict reports a tool or prompt name, or a resource URI, that two
-// plugins offer.
+// ErrConflict reports a tool or prompt name, a resource URI or a URI
+// template (by its shape) that two plugins offer, or one that carries the
+// prefix of another plugin than the one offering it.
 var ErrConflict = errors.New("offered by two plugins")
 
 // Mount is a plugin as the core presents it.
@@ -63,6 +64,9 @@ type Core struct {
 	templates map[string]*mount // exposed URI template -> owner
 
 	templateOrder []compiledTemplate // templates, sorted; nil: to be made again
+
+	roots  rootsRuns // on_roots_list_changed calls in progress (roots.go)
+	claims claims    // who owns what, besides the maps above (claims.go); guarded by mu
 }
 
 // A Kind is a kind of item the core offers.
@@ -125,6 +129,8 @@ type mount struct {
 	// template), for the requests that reach it; guarded by core.mu.
 	toolEntries map[string]*toolEntry
 	mimeTypes   map[string]string // of resources and templates
+
+	reports reports // what was refused or warned of, logged once (claims.go)
 }
 
 // New returns a core that serves no plugin yet: Reload gives it its
@@ -224,10 +230,17 @@ func (c *Core) install(ms []*mount, catalogs []*catalog) {
 	c.resources, c.templates = cloneOwners(c.resources), cloneOwners(c.templates)
 	c.templateOrder = nil
 	c.mounts = ms
+	c.claims.reset(ms)
+	c.claims.initial = true
 	c.mu.Unlock()
 
 	for i, m := range ms {
 		m.apply(catalogs[i], allLists)
+	}
+	c.mu.Lock()
+	c.claims.initial = false
+	c.mu.Unlock()
+	for _, m := range ms {
 		if m.Loading != nil {
 			m.Loading.attach(m)
 		} else {
@@ -313,18 +326,38 @@ func (m *mount) pluginName(name string) string {
 	return strings.TrimPrefix(name, m.exposedName(""))
 }
 
-// checkConflicts reports every exposed name or URI claimed by two plugins.
+// checkConflicts reports every exposed name, URI or URI template shape
+// claimed by two plugins, and every one that carries the prefix of a
+// plugin other than the one offering it (claims.go).
 func checkConflicts(mounts []*mount, catalogs []*catalog) error {
 	type claim struct{ kind, key string }
 	owner := map[claim]string{}
+	prefixes := map[string]string{}
+	for _, m := range mounts {
+		if m.Prefix != "" {
+			prefixes[m.Prefix] = m.name
+		}
+	}
 	var errs []error
 	add := func(m *mount, kind Kind, key string) {
+		if p := carriedPrefix(kind, key); p != m.Prefix && prefixes[p] != "" {
+			errs = append(errs, fmt.Errorf("%s %q of plugin %q carries the prefix of plugin %q, whose names and URIs are its own (%w); rename it, or give plugin %q a prefix", kind, key, m.name, prefixes[p], ErrConflict, m.name))
+			return
+		}
 		c := claim{kind.String(), key}
 		if prev, ok := owner[c]; ok && prev != m.name {
 			errs = append(errs, fmt.Errorf("%s %q is %w %q and %q; give one of them a prefix", kind, key, ErrConflict, prev, m.name))
 			return
 		}
 		owner[c] = m.name
+		if kind == Templates {
+			c = claim{"shape", templateShape(key)}
+			if prev, ok := owner[c]; ok && prev != m.name {
+				errs = append(errs, fmt.Errorf("resource template %q of plugin %q has the shape of a template of plugin %q (%w); give one of them a prefix", key, m.name, prev, ErrConflict))
+				return
+			}
+			owner[c] = m.name
+		}
 	}
 	for i, m := range mounts {
 		c := catalogs[i]

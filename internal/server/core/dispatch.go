@@ -1,12 +1,14 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -54,6 +56,10 @@ type Request struct {
 	// edge, such as an HTTP request: the call is cancelled when it ends
 	// (the connection is lost), and it counts the call while it runs.
 	Carrier *Scope
+	// Holder names the request to other callers that find its plugin busy
+	// ("request 7 of session 3F2A9C1E..."; plugin.Call.Holder): no secret,
+	// no token, no whole session ID. "" means "request ID".
+	Holder string
 }
 
 // HasTool reports whether some plugin offers the tool with the exposed
@@ -87,23 +93,18 @@ func (c *Core) lookupTool(name string) (*mount, *toolEntry) {
 }
 
 // lookupResource returns the plugin that serves the exposed URI, and the
-// MIME type of the resource or template that matched, as the go-sdk finds
-// them: a resource of that URI first, else the first matching template in
-// the order of their URI templates.
+// MIME type of the resource or template that matched: a resource of that
+// URI first, else the first matching template, in the order of their
+// claims and then of their URI templates (as the go-sdk orders them; see
+// claims.go).
 func (c *Core) lookupResource(uri string) (*mount, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m := c.resources[uri]; m != nil {
 		return m, m.mimeTypes[uri]
 	}
-	if c.templateOrder == nil {
-		c.templateOrder = c.compileTemplates()
-	}
-	for _, t := range c.templateOrder {
-		if t.re != nil && t.re.MatchString(uri) {
-			m := c.templates[t.key]
-			return m, m.mimeTypes[t.key]
-		}
+	if m, key := c.matchingTemplate(uri); m != nil {
+		return m, m.mimeTypes[key]
 	}
 	return nil, ""
 }
@@ -111,22 +112,29 @@ func (c *Core) lookupResource(uri string) (*mount, string) {
 // compiledTemplate is a registered URI template and its regular expression
 // (nil if it does not compile).
 type compiledTemplate struct {
-	key string
-	re  *regexp.Regexp
+	key   string
+	order uint64 // of its claim
+	re    *regexp.Regexp
 }
 
-// compileTemplates lists the registered templates in order. c.mu must be
-// held.
+// compileTemplates lists the registered templates in order: those claimed
+// first first, and those claimed together by their URI templates. c.mu
+// must be held.
 func (c *Core) compileTemplates() []compiledTemplate {
 	out := make([]compiledTemplate, 0, len(c.templates))
 	for key := range c.templates {
-		t := compiledTemplate{key: key}
+		t := compiledTemplate{key: key, order: c.claims.order[key]}
 		if tmpl, err := uritemplate.New(key); err == nil {
 			t.re = tmpl.Regexp()
 		}
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b compiledTemplate) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(out, func(a, b compiledTemplate) int {
+		if a.order != b.order {
+			return cmp.Compare(a.order, b.order)
+		}
+		return strings.Compare(a.key, b.key)
+	})
 	return out
 }
 
@@ -352,6 +360,10 @@ func (c *Core) Subscribe(rq Request, uri string) (err error) {
 // exporting on_roots_list_changed) that the client's roots changed. The
 // plugins run in the background, each bounded by its call timeout (and,
 // while it loads, by the wait for it); rq has no id, as a notification.
+// Notifications are coalesced per plugin and client (rq.Scope): while a
+// plugin runs for one, and for RootsInterval after it started, those that
+// arrive meanwhile make it run once more, with the last of them, so that a
+// client sending them in a loop holds neither goroutines nor the plugin.
 func (c *Core) RootsListChanged(ctx context.Context, rq Request) {
 	var err error
 	defer c.recovered("notifications/roots/list_changed", &err)
@@ -363,13 +375,22 @@ func (c *Core) RootsListChanged(ctx context.Context, rq Request) {
 			continue
 		}
 		call := &plugin.Call{Meta: rq.Meta, Host: rq.Client}
+		if !c.roots.start(m, rq.Scope, call) {
+			continue // coalesced with the run in progress
+		}
 		go func() {
-			p, err := m.plugin(context.WithoutCancel(ctx))
-			if err != nil || !p.Has("on_roots_list_changed") {
-				return
-			}
-			if err := p.RootsListChanged(context.WithoutCancel(ctx), call); err != nil {
-				c.log.Warn("on_roots_list_changed failed", "plugin", m.name, "error", err)
+			for call != nil {
+				start := time.Now()
+				p, err := m.plugin(context.WithoutCancel(ctx))
+				if err == nil && p.Has("on_roots_list_changed") {
+					if err := p.RootsListChanged(context.WithoutCancel(ctx), call); err != nil {
+						c.log.Warn("on_roots_list_changed failed", "plugin", m.name, "error", err)
+					}
+				}
+				if wait := RootsInterval - time.Since(start); wait > 0 && c.roots.waiting(m, rq.Scope) {
+					time.Sleep(wait)
+				}
+				call = c.roots.next(m, rq.Scope)
 			}
 		}()
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -74,26 +75,59 @@ func tracerOf(tp trace.TracerProvider) trace.Tracer {
 // Its parent is the trace context in the request's _meta (traceparent,
 // tracestate), else in carrier (such as the HTTP request's headers,
 // propagation.HeaderCarrier; nil if none), else none. target is the tool
-// or prompt name, if any, which the span's name carries; session and id,
-// if not "", are the session's ID and the request's JSON-RPC id.
+// or prompt name, if any; session and id, if not "", are the session's ID
+// and the request's JSON-RPC id.
+//
+// What a client sends is bounded before a span keeps it, since spans wait
+// in memory for the collector: the span is named by the method, a tool or
+// prompt name is an attribute only if some plugin offers it (so at most
+// MaxNameLength bytes for a tool), and the id is cut to maxAttribute bytes.
 func (c *Core) StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span) {
 	if len(meta) > 0 && meta["traceparent"] != nil {
 		ctx = propagator.Extract(ctx, metaCarrier(meta))
 	} else if carrier != nil && carrier.Get("traceparent") != "" {
 		ctx = propagator.Extract(ctx, carrier)
 	}
-	name := method
-	if target != "" {
-		name += " " + target
-	}
 	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", method)}
+	if target != "" && len(target) <= maxAttribute {
+		switch {
+		case method == "tools/call" && c.HasTool(target):
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", target))
+		case method == "prompts/get" && c.hasPrompt(target):
+			attrs = append(attrs, attribute.String("gen_ai.prompt.name", target))
+		}
+	}
 	if session != "" {
-		attrs = append(attrs, attribute.String("mcp.session.id", session))
+		attrs = append(attrs, attribute.String("mcp.session.id", bound(session)))
 	}
 	if id != "" {
-		attrs = append(attrs, attribute.String("jsonrpc.request.id", id))
+		attrs = append(attrs, attribute.String("jsonrpc.request.id", bound(id)))
 	}
-	return c.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return c.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+}
+
+// maxAttribute bounds the strings of a client's request, and the error
+// messages, that a span keeps.
+const maxAttribute = 256
+
+// bound cuts s to at most maxAttribute bytes, on a character boundary.
+func bound(s string) string {
+	if len(s) <= maxAttribute {
+		return s
+	}
+	cut := maxAttribute
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// hasPrompt reports whether some plugin offers the prompt with the
+// exposed name.
+func (c *Core) hasPrompt(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.prompts[name] != nil
 }
 
 // EndRequest ends the span of an MCP request and counts the request. A
@@ -108,7 +142,7 @@ func (c *Core) EndRequest(span trace.Span, method string, res mcp.Result, err er
 			kind = fmt.Sprint(je.Code)
 		}
 		span.SetAttributes(attribute.String("error.type", kind))
-		span.SetStatus(codes.Error, err.Error())
+		span.SetStatus(codes.Error, bound(err.Error()))
 	default:
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 			span.SetAttributes(attribute.String("error.type", "tool_error"))
@@ -177,7 +211,7 @@ func (c *Core) enter(ctx context.Context, m *mount, method, name string, princip
 	}
 	attrs := []attribute.KeyValue{attribute.String("hangar.plugin", m.name), attribute.String("mcp.method.name", method)}
 	if name != "" {
-		attrs = append(attrs, attribute.String("hangar.plugin.name", name))
+		attrs = append(attrs, attribute.String("hangar.plugin.name", bound(name)))
 	}
 	ctx, span := c.tracer.Start(ctx, "plugin "+m.name+" "+method, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return ctx, &observation{c: c, plugin: m.name, method: method, name: name, start: time.Now(), span: span}, nil
@@ -189,7 +223,7 @@ func (o *observation) end(err error) {
 	kind := errorKind(err)
 	if kind != "" {
 		o.span.SetAttributes(attribute.String("error.type", kind))
-		o.span.SetStatus(codes.Error, err.Error())
+		o.span.SetStatus(codes.Error, bound(err.Error()))
 	}
 	o.span.End()
 	o.c.metrics.Call(o.plugin, o.method, o.name, time.Since(o.start), kind)

@@ -26,6 +26,7 @@ type Core interface {
 	HasResource(uri string) bool
 	CallTool(ctx context.Context, rq core.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error)
 	ReadResource(ctx context.Context, rq core.Request, uri string) (*mcp.ReadResourceResult, error)
+	RootsListChanged(ctx context.Context, rq core.Request)
 	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
 	EndRequest(span trace.Span, method string, res mcp.Result, err error)
 }
@@ -47,8 +48,9 @@ type Options struct {
 // line before it reads the line itself.
 type Modern interface {
 	// Line looks at a line, body (without its line end); fast reports
-	// whether the fast path is enabled. A zero ModernLine leaves the line
-	// to the fast path and the go-sdk.
+	// whether the fast path may serve it. A zero ModernLine leaves the
+	// line to the fast path and the go-sdk. body is the stream's buffer,
+	// which its next read reuses: a Serve that runs later reads a copy.
 	Line(body []byte, fast bool) ModernLine
 }
 
@@ -103,7 +105,7 @@ type fastSession struct {
 	open    map[jsonrpc.ID]bool                    // (stdio) those that run until cancelled
 	sdk     map[jsonrpc.ID]int                     // requests given to the go-sdk, not yet answered
 	pending map[jsonrpc.ID]chan *jsonrpc.Response  // (HTTP) server requests waiting for the client
-	seq     int64                                  // (HTTP) numbers server requests
+	seq     int64                                  // (HTTP) the id of the last server request (serverRequestStart)
 	running sync.WaitGroup                         // the fast path's calls in progress
 	closing bool                                   // (stdio) the stream closes: no more calls
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	crand "crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,9 +38,16 @@ import (
 // larger bodies to the go-sdk, which refuses them.
 const maxBody = mcp.DefaultMaxRequestBodyBytes
 
-// firstServerRequestID numbers the server requests made from the fast
-// path's calls, apart from the go-sdk's own (which count from 1).
-const firstServerRequestID = 1_000_000_000
+// serverRequestStart returns where the ids of the server requests made
+// from the fast path's calls in a new session start: at random, between
+// 2^32 (apart from the go-sdk's own ids, which count from 1) and 2^53
+// minus 2^32 (ids stay exact in a float64, as JSON numbers must). An id
+// cannot be guessed from another session's.
+func serverRequestStart() int64 {
+	var b [8]byte
+	crand.Read(b[:])
+	return 1<<32 + int64(binary.LittleEndian.Uint64(b[:])%(1<<53-1<<33))
+}
 
 // sessionIDHeader carries a Streamable HTTP session's ID.
 const sessionIDHeader = "Mcp-Session-Id"
@@ -80,6 +88,9 @@ func (h *httpFast) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(sessionIDHeader)
 	switch {
 	case r.Method == http.MethodPost && id == "":
+		if body, err := readBody(r); err == nil && len(body) <= maxBody && h.refused(w, body, nil) {
+			return
+		}
 		// The session is known before the client has the answer that
 		// names it, and so before its next request.
 		ow := &openingWriter{ResponseWriter: w, open: func() { h.opened(w.Header().Get(sessionIDHeader), r) }}
@@ -151,6 +162,7 @@ func (h *httpFast) opened(id string, r *http.Request) {
 		return
 	}
 	hs := &httpSession{fastSession: newFastSession(h.p), id: id, closed: make(chan struct{})}
+	hs.seq = serverRequestStart()
 	hs.ss.Store(ss)
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 		hs.userID = ti.UserID
@@ -244,6 +256,9 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 		h.next.ServeHTTP(w, r) // r.Body replays what was read: the go-sdk refuses it
 		return
 	}
+	if h.refused(w, body, hs) {
+		return
+	}
 	b := bytes.Trim(body, " \t\r\n")
 	if len(b) > 0 && b[0] == '[' {
 		hr.Record(batchRefs(b))
@@ -287,6 +302,47 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 		}
 	}
 	h.next.ServeHTTP(w, r)
+}
+
+// refused screens the body of a POST (screen.go) to the session hs (nil
+// if none is known), and answers it with HTTP 400 and a JSON-RPC error if
+// the fast path refuses it: a batch that holds initialize, or in a
+// session whose protocol version has no batches, or a request whose id
+// the go-sdk would not answer as it came. Anything else that the go-sdk
+// cannot read, it refuses itself.
+func (h *httpFast) refused(w http.ResponseWriter, body []byte, hs *httpSession) bool {
+	b := bytes.Trim(body, " \t\r\n")
+	if len(b) == 0 {
+		return false
+	}
+	var ref *refusal
+	if b[0] == '[' {
+		var v string
+		if hs != nil {
+			v = sessions.Version(hs.ss.Load())
+		}
+		_, ref = screenBatch(b, v)
+		if ref != nil && ref.err.Code == CodeParseError {
+			return false // the go-sdk's own answer
+		}
+	} else if m := parseMessage(b); m.kind == msgOther && json.Valid(b) {
+		// parseMessage reads only ids the go-sdk keeps; others are
+		// checked here, in requests.
+		if id := rawID(b); echoable(id) != nil && id[0] != '"' && !exactID(id) {
+			if msg, err := jsonrpc.DecodeMessage(b); err == nil {
+				if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+					ref = screenID(id)
+				}
+			}
+		}
+	}
+	if ref == nil {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(ref.encode())
+	return true
 }
 
 // plainPOST reports whether the go-sdk would take a POST's headers (the

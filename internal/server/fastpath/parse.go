@@ -22,11 +22,12 @@ import (
 type msgKind int
 
 const (
-	msgOther    msgKind = iota // anything else
-	msgCall                    // a tools/call or resources/read the fast path may serve
-	msgRequest                 // another request with an id
-	msgCancel                  // notifications/cancelled
-	msgResponse                // a response (from the client, to a server request)
+	msgOther        msgKind = iota // anything else
+	msgCall                        // a tools/call or resources/read the fast path may serve
+	msgRequest                     // another request with an id
+	msgCancel                      // notifications/cancelled
+	msgNotification                // another notification
+	msgResponse                    // a response (from the client, to a server request)
 )
 
 // message is a message as parseMessage read it.
@@ -37,6 +38,7 @@ type message struct {
 	key    string          // a request's params.name (tools/call) or params.uri (resources/read)
 	args   json.RawMessage // tools/call's params.arguments; nil if absent
 	meta   json.RawMessage // params._meta; nil if absent
+	bare   bool            // a notification whose params are absent, or only _meta
 }
 
 // parseMessage reads one JSON-RPC message, b, which must be exactly one
@@ -50,6 +52,7 @@ func parseMessage(b []byte) message {
 		version, params      []byte
 		hasID, hasMethod     bool
 		hasResult, hasParams bool
+		hasError             bool
 		seen                 rawjson.Keys
 	)
 	ok := rawjson.Object(b, func(key string, v []byte) bool {
@@ -75,8 +78,10 @@ func parseMessage(b []byte) message {
 		case "params":
 			hasParams = true
 			params = v
-		case "result", "error":
+		case "result":
 			hasResult = true
+		case "error":
+			hasResult, hasError = true, true
 		default:
 			return false // a key the fast path does not expect
 		}
@@ -91,11 +96,26 @@ func parseMessage(b []byte) message {
 		if hasParams && params[0] == '{' {
 			m.readParams(params)
 		}
-	case hasMethod && !hasResult && !hasID && m.method == "notifications/cancelled" && hasParams:
-		if id, ok := cancelledID(params); ok {
-			m.kind, m.id = msgCancel, id
+	case hasMethod && !hasResult && !hasID:
+		m.kind = msgNotification
+		switch {
+		case m.method == "notifications/cancelled" && hasParams:
+			if id, ok := cancelledID(params); ok {
+				m.kind, m.id = msgCancel, id
+			}
+		case !hasParams:
+			m.bare = true
+		case params[0] == '{':
+			m.meta, m.bare = metaOnly(params)
 		}
 	case !hasMethod && !hasParams && hasResult && m.id.IsValid():
+		if hasError {
+			// The error must be one the go-sdk reads (rare: the client
+			// failed a server request).
+			if _, err := jsonrpc.DecodeMessage(b); err != nil {
+				return message{}
+			}
+		}
 		m.kind = msgResponse
 	}
 	return m
@@ -136,6 +156,20 @@ func (m *message) readParams(params []byte) {
 // identifies itself.
 func plainMeta(v []byte) bool {
 	return bytes.IndexByte(v, '\\') < 0 && !bytes.Contains(v, []byte(`"io.modelcontextprotocol/`))
+}
+
+// metaOnly returns the _meta of a notification's params, and reports
+// whether the params hold nothing else (a plain _meta, or nothing).
+func metaOnly(params []byte) (json.RawMessage, bool) {
+	var meta json.RawMessage
+	ok := rawjson.Object(params, func(key string, v []byte) bool {
+		if key != "_meta" || meta != nil || v[0] != '{' || !plainMeta(v) {
+			return false
+		}
+		meta = v
+		return true
+	})
+	return meta, ok
 }
 
 // cancelledID reads the requestId of notifications/cancelled params as the

@@ -36,6 +36,10 @@ var parseSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[[[[[[[]]]]]]]}}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\xff"}}`,
 	`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+	`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`,
+	`{"jsonrpc":"2.0","method":"notifications/roots/list_changed","params":{"_meta":{"a":1}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`,
+	`{"jsonrpc":"2.0","id":1,"error":5}`,
 }
 
 // FuzzParseMessage checks the fast path's parser against the go-sdk's own
@@ -75,6 +79,28 @@ func FuzzParseMessage(f *testing.F) {
 			}
 			if id, err := jsonrpc.MakeID(p.RequestID); err != nil || id != m.id {
 				t.Fatalf("%q: parsed a cancellation of %v, the go-sdk cancels %v (%v)", b, m.id.Raw(), p.RequestID, err)
+			}
+		case msgNotification:
+			req, ok := msg.(*jsonrpc.Request)
+			if !ok || req.IsCall() || req.Method != m.method {
+				t.Fatalf("%q: parsed a notification %q, the go-sdk read %#v", b, m.method, msg)
+			}
+			if m.bare {
+				var p struct {
+					Meta mcp.Meta `json:"_meta"`
+				}
+				if len(req.Params) > 0 {
+					if err := json.Unmarshal(req.Params, &p); err != nil {
+						t.Fatalf("%q: parsed bare params, the go-sdk cannot read them: %v", b, err)
+					}
+				}
+				var parsed mcp.Meta
+				if m.meta != nil {
+					json.Unmarshal(m.meta, &parsed)
+				}
+				if !reflect.DeepEqual(parsed, p.Meta) {
+					t.Fatalf("%q: parsed _meta %v, the go-sdk read %v", b, parsed, p.Meta)
+				}
 			}
 		case msgResponse:
 			resp, ok := msg.(*jsonrpc.Response)
@@ -143,7 +169,7 @@ func TestParseMessage(t *testing.T) {
 		{parseSeeds[13], msgRequest, "p"},
 		{parseSeeds[14], msgCancel, ""},
 		{parseSeeds[15], msgCancel, ""},
-		{parseSeeds[16], msgOther, ""}, // a reason the go-sdk cannot read
+		{parseSeeds[16], msgNotification, ""}, // a reason the go-sdk cannot read: a notification it reads as it would
 		{parseSeeds[17], msgResponse, ""},
 		{parseSeeds[18], msgResponse, ""},
 		{parseSeeds[19], msgOther, ""},
@@ -153,6 +179,9 @@ func TestParseMessage(t *testing.T) {
 		{parseSeeds[23], msgOther, ""}, // a batch
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}}`, msgOther, ""},
 		{` ` + parseSeeds[0], msgOther, ""},
+		{parseSeeds[24], msgNotification, ""},
+		{parseSeeds[25], msgNotification, ""},
+		{parseSeeds[26], msgNotification, ""},
 	} {
 		m := parseMessage([]byte(tc.in))
 		if m.kind != tc.kind || m.key != tc.key {

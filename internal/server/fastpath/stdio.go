@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -12,30 +13,35 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
 // The fast path over stdio (and any other stream of newline-delimited
 // JSON-RPC) sits between the stream and the go-sdk's own mcp.IOTransport.
-// It reads the stream a line at a time: a line that is one whole message
-// the fast path takes is served here, and never reaches the go-sdk; every
-// other byte is passed on to the go-sdk's reader unchanged, so that the
-// go-sdk decodes, answers and refuses everything else exactly as it would
-// have. Both write to the stream under one lock, the fast path several of
-// its answers at a time.
+// It reads the stream a message at a time (a line, or the lines of a
+// message that spans several): a message the fast path takes is served
+// here, and never reaches the go-sdk; every other message is screened
+// (screen.go) and passed on to the go-sdk's reader, or answered here with
+// a JSON-RPC error if the go-sdk would have ended the session on it. Both
+// write to the stream under one lock, the fast path several of its answers
+// at a time.
 
-// maxFastLine bounds the lines the fast path reads whole; longer lines go
-// to the go-sdk as they come (it refuses frames over 16 MiB).
+// maxFastLine bounds the lines the fast path serves; longer messages go to
+// the go-sdk.
 const maxFastLine = 4 << 20
+
+// maxMessage bounds a message read from the stream: the go-sdk's bound on
+// a frame (over it, it ends the session). A longer one is refused, and the
+// rest of its line skipped.
+const maxMessage = mcp.DefaultMaxLineLength
 
 // ConnectIO connects one MCP session served over r and w: newline-delimited
 // JSON-RPC, as the go-sdk's mcp.IOTransport speaks it, with the fast path
-// in front (unless it is disabled, when it passes every line on). The
-// session closes r and w when it ends.
+// in front (unless it is disabled, when it only screens what it passes
+// on). The session closes r and w when it ends.
 func (p *Path) ConnectIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser) (*mcp.ServerSession, error) {
-	st := &ioStream{p: p, fs: newFastSession(p), base: context.WithoutCancel(ctx)}
+	st := &ioStream{p: p, fs: newFastSession(p), base: context.WithoutCancel(ctx), batched: map[jsonrpc.ID]bool{}}
 	st.in = &lineReader{st: st, src: r, br: bufio.NewReaderSize(r, 64<<10)}
 	st.out = &lineWriter{st: st, dst: w}
 	ss, err := p.sdk.Connect(ctx, st)
@@ -53,6 +59,11 @@ type ioStream struct {
 	base context.Context // of the fast path's calls
 	in   *lineReader
 	out  *lineWriter
+
+	// batched holds the ids of the requests of batches the go-sdk has not
+	// answered yet: it ends the session on a batch that reuses one.
+	bmu     sync.Mutex
+	batched map[jsonrpc.ID]bool
 }
 
 // Connect connects the go-sdk to the stream, through the fast path.
@@ -62,19 +73,25 @@ func (st *ioStream) Connect(ctx context.Context) (mcp.Connection, error) {
 
 // lineReader is the go-sdk's reader of the stream.
 type lineReader struct {
-	st        *ioStream
-	src       io.ReadCloser
-	br        *bufio.Reader
-	pending   []byte // bytes for the go-sdk
-	err       error  // for the go-sdk once pending is read
-	failed    bool   // err was returned
-	long      []byte // a line longer than br's buffer, gathered
-	streaming bool   // passing on a line too long to gather
-	scan      jsonScan
+	st      *ioStream
+	src     io.ReadCloser
+	br      *bufio.Reader
+	pending []byte // bytes for the go-sdk
+	queue   [][]byte
+	err     error  // for the go-sdk once pending is read
+	failed  bool   // err was returned
+	msg     []byte // a message read so far, over several lines or longer than br's buffer
+	lines   bool   // msg holds a line already: the message spans lines
+	skip    bool   // skipping the rest of a line too long to read
+	scan    jsonScan
 }
 
 func (r *lineReader) Read(p []byte) (int, error) {
 	for len(r.pending) == 0 {
+		if len(r.queue) > 0 {
+			r.pending, r.queue = r.queue[0], r.queue[1:]
+			continue
+		}
 		if r.err != nil {
 			if !r.failed {
 				// The go-sdk's connection ends here and cancels its calls
@@ -93,102 +110,223 @@ func (r *lineReader) Read(p []byte) (int, error) {
 
 func (r *lineReader) Close() error { return r.src.Close() }
 
-// next reads the next line (or part of a line too long to gather) from
-// the stream, and serves it or passes it on.
+// next reads the next line (or part of a line too long for br's buffer)
+// from the stream, and, once it has a whole message, serves it, passes it
+// on or answers it.
 func (r *lineReader) next() {
 	chunk, err := r.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
-		if r.streaming {
-			r.pass(chunk)
-			return
-		}
-		r.long = append(r.long, chunk...)
-		if len(r.long) > maxFastLine {
-			r.streaming = true
-			r.pass(r.long)
-			r.long = r.long[:0]
+		if !r.skip {
+			r.scan.feed(chunk)
+			r.msg = append(r.msg, chunk...)
+			if len(r.msg) > maxMessage {
+				r.answer(refuse(nil, CodeInvalidRequest, "Invalid Request: the message is longer than %d bytes", maxMessage))
+				r.reset()
+				r.skip = true
+			}
 		}
 		return
-	}
-	line := chunk
-	if len(r.long) > 0 {
-		r.long = append(r.long, chunk...)
-		line = r.long
-		r.long = r.long[:0]
-	}
-	switch {
-	case r.streaming:
-		r.streaming = false
-		r.pass(line)
-	case err == nil:
-		r.route(line)
-	default:
-		r.pass(line) // the last line, without a newline: the go-sdk's
 	}
 	if err != nil {
 		r.err = err
 	}
-}
-
-// pass passes line on to the go-sdk.
-func (r *lineReader) pass(line []byte) {
-	r.scan.feed(line)
-	r.pending = line
-}
-
-// route serves a line, which ends in a newline, or passes it on.
-func (r *lineReader) route(line []byte) {
-	if !r.scan.atTop() {
-		r.pass(line) // the middle of a message that spans lines
+	if r.skip {
+		r.skip = false // the end of the line skipped
 		return
 	}
-	body := bytes.TrimSuffix(line[:len(line)-1], []byte("\r"))
+	r.scan.feed(chunk)
+	line := chunk
+	if len(r.msg) > 0 {
+		r.msg = append(r.msg, chunk...)
+		line = r.msg
+	}
+	switch {
+	case r.scan.str && err == nil:
+		// A newline in a string: no JSON text has one. The line is
+		// refused, and the next one starts a message.
+		r.answer(refuse(nil, CodeParseError, "Parse error: the message is not valid JSON (a newline in a string)"))
+		r.reset()
+	case !r.scan.atTop() && err == nil:
+		// A message over several lines: read on.
+		if len(r.msg) == 0 {
+			r.msg = append(r.msg, chunk...)
+		}
+		r.lines = true
+		if len(r.msg) > maxMessage {
+			r.answer(refuse(nil, CodeInvalidRequest, "Invalid Request: the message is longer than %d bytes", maxMessage))
+			r.reset()
+		}
+	default:
+		r.route(line, err == nil && !r.lines && len(line) <= maxFastLine)
+		r.reset()
+	}
+}
+
+// reset starts a new message.
+func (r *lineReader) reset() {
+	r.scan = jsonScan{}
+	r.lines = false
+	if cap(r.msg) > 1<<20 {
+		r.msg = nil // do not keep a large buffer for small messages
+	} else {
+		r.msg = r.msg[:0]
+	}
+}
+
+// answer writes the fast path's answer to a message it refused.
+func (r *lineReader) answer(ref *refusal) {
+	r.st.out.writeMessage(ref.encode())
+}
+
+// pass passes a message on to the go-sdk: its bytes, without the white
+// space around them (the go-sdk ends the session on white space after a
+// value on its line), and a newline. What is queued is read before the
+// next read from the stream, which may reuse the bytes.
+func (r *lineReader) pass(body []byte) {
+	if cap(body) > len(body) && len(body) > 0 {
+		// The byte after the message, in the line already read, becomes
+		// its newline.
+		body = body[:len(body)+1]
+		body[len(body)-1] = '\n'
+	} else {
+		body = append(bytes.Clone(body), '\n')
+	}
+	r.queue = append(r.queue, body)
+}
+
+// route serves a whole message (a line ending in a newline, or the lines
+// of a message over several), or screens it and passes it on. fast is
+// false for a message the fast path must not take: too long, or the last
+// bytes of the stream.
+func (r *lineReader) route(line []byte, fast bool) {
+	body := bytes.TrimSpace(line)
+	if len(body) == 0 {
+		return // white space only
+	}
 	fs := r.st.fs
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
-		// mcp.IOTransport refuses batches in sessions of 2025-06-18 and
-		// later by ending the connection; it learns the session's version
-		// from a hook idConn hides, so the check is made here.
-		if v := sessions.Version(fs.ss.Load()); v >= core.Version20250618 {
-			r.err = fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", core.Version20250618, v)
-			return
-		}
-		r.pass(line)
+	if body[0] == '[' {
+		r.routeBatch(body)
 		return
 	}
-	if r.st.p.modern != nil && r.modern(body) {
+	if r.st.p.modern != nil && r.modern(body, fast) {
 		return
 	}
-	if r.st.p.disabled {
-		r.pass(line)
-		return
-	}
-	m := parseMessage(body)
-	switch m.kind {
-	case msgCall, msgRequest:
-		if fs.busy(m.id) {
-			// The go-sdk drops a request whose id is in use, without an
-			// answer.
-			return
-		}
-		if ss := fs.ready(); ss != nil && r.st.out.ok() && r.st.p.takes(&m) {
-			if ctx, ok := fs.start(r.st.base, m.id); ok {
-				m.args, m.meta = bytes.Clone(m.args), bytes.Clone(m.meta)
-				callWorkers.run(func() { r.st.serve(ctx, ss, m) })
+	if fast && !r.st.p.disabled {
+		// As before the screen: the fast path takes a call on a line of
+		// its own, with no white space before it.
+		m := parseMessage(bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")))
+		switch m.kind {
+		case msgCall, msgRequest:
+			if fs.busy(m.id) {
+				// The go-sdk drops a request whose id is in use, without an
+				// answer.
 				return
 			}
+			if ss := fs.ready(); ss != nil && r.st.out.ok() && r.st.p.takes(&m) {
+				if ctx, ok := fs.start(r.st.base, m.id); ok {
+					m.args, m.meta = bytes.Clone(m.args), bytes.Clone(m.meta)
+					callWorkers.run(func() { r.st.serve(ctx, ss, m) })
+					return
+				}
+			}
+			fs.sdkStarted(m.id)
+			r.pass(body)
+			return
+		case msgCancel:
+			fs.cancel(m.id, nil)
+			r.pass(body)
+			return
+		case msgNotification:
+			if m.bare && m.method == "notifications/roots/list_changed" {
+				if ss := fs.ready(); ss != nil {
+					// As the go-sdk's handler would (sessions), without
+					// its decoding: a client may send these in a loop.
+					var meta mcp.Meta
+					if m.meta != nil {
+						json.Unmarshal(m.meta, &meta) // a valid object (parseMessage)
+					}
+					r.st.p.core.RootsListChanged(r.st.base, fs.state(ss).Notification(meta, nil))
+					return
+				}
+			}
+			r.pass(body)
+			return
+		case msgResponse:
+			r.pass(body)
+			return
 		}
-		fs.sdkStarted(m.id)
-	case msgCancel:
-		fs.cancel(m.id, nil)
+		// parseMessage read every kind above as the go-sdk does
+		// (FuzzParseMessage): only what it did not read is screened.
 	}
-	r.pass(line)
+	if ref := screenMessage(body); ref != nil {
+		r.answer(ref)
+		return
+	}
+	r.pass(body)
 }
 
-// modern shows a line to the edge of MCP 2026-07-28 first, and reports
-// whether it took the line: answered it, or serves it as one of the fast
-// path's calls.
-func (r *lineReader) modern(body []byte) bool {
-	ml := r.st.p.modern.Line(body, !r.st.p.disabled)
+// routeBatch screens a batch and passes it on. mcp.IOTransport refuses
+// batches in sessions of 2025-06-18 and later by ending the session, as it
+// does a batch that reuses the id of a request it has not answered, or
+// holds two notifications; and it never answers a batch that holds a
+// notification (it waits for an answer to it). So a batch of notifications
+// only is passed on one message at a time, one that mixes notifications
+// and requests is refused, and the rest as screenBatch says.
+func (r *lineReader) routeBatch(body []byte) {
+	st := r.st
+	bt, ref := screenBatch(body, sessions.Version(st.fs.ss.Load()))
+	if ref != nil {
+		r.answer(ref)
+		return
+	}
+	switch {
+	case bt.requests == 0:
+		for _, e := range bt.elems {
+			r.pass(bytes.TrimSpace(e))
+		}
+		return
+	case bt.notifications > 0:
+		r.answer(refuse(nil, CodeInvalidRequest, "Invalid Request: over stdio, a batch holds requests or notifications, not both; send the notifications apart"))
+		return
+	}
+	st.bmu.Lock()
+	for _, id := range bt.ids {
+		if st.batched[id] {
+			st.bmu.Unlock()
+			r.answer(refuse(nil, CodeInvalidRequest, "Invalid Request: the batch reuses id %v of a request not answered yet", id.Raw()))
+			return
+		}
+	}
+	for _, id := range bt.ids {
+		st.batched[id] = true
+	}
+	st.bmu.Unlock()
+	r.pass(body)
+}
+
+// batchAnswered forgets the ids of a batch the go-sdk answered (p, a JSON
+// array of responses).
+func (st *ioStream) batchAnswered(p []byte) {
+	var resps []struct {
+		ID any `json:"id"`
+	}
+	if json.Unmarshal(p, &resps) != nil {
+		return
+	}
+	st.bmu.Lock()
+	defer st.bmu.Unlock()
+	for _, r := range resps {
+		if id, err := jsonrpc.MakeID(r.ID); err == nil {
+			delete(st.batched, id)
+		}
+	}
+}
+
+// modern shows a message to the edge of MCP 2026-07-28 first, and reports
+// whether it took it: answered it, or serves it as one of the fast path's
+// calls. fast is route's: false, the edge leaves calls to the go-sdk.
+func (r *lineReader) modern(body []byte, fast bool) bool {
+	ml := r.st.p.modern.Line(body, fast && !r.st.p.disabled)
 	fs := r.st.fs
 	switch {
 	case ml.Answer != nil:
@@ -284,7 +422,9 @@ type lineWriter struct {
 
 // Write writes a message of the go-sdk's.
 func (w *lineWriter) Write(p []byte) (int, error) {
-	if !w.st.p.disabled {
+	if len(p) > 0 && p[0] == '[' {
+		w.st.batchAnswered(p)
+	} else if !w.st.p.disabled {
 		if id, ok := responseID(p); ok {
 			w.st.fs.sdkDone(id)
 		}

@@ -189,7 +189,7 @@ func (st *eventStream) call(ctx context.Context, method string, params any, res 
 	ch := make(chan *jsonrpc.Response, 1)
 	hs.mu.Lock()
 	hs.seq++
-	id, _ := jsonrpc.MakeID(float64(firstServerRequestID + hs.seq))
+	id, _ := jsonrpc.MakeID(float64(hs.seq))
 	hs.pending[id] = ch
 	hs.mu.Unlock()
 	defer func() {

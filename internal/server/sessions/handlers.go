@@ -37,28 +37,23 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	return s.core.Complete(ctx, s.sdkRequest(ctx, req.Session, req.Extra, p.Meta, "completion/complete", key), p)
 }
 
-// subscribe accepts subscriptions to URIs that some plugin serves. The SDK
-// keeps track of them; plugins report updates with notify_resource_updated.
-func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	return s.core.Subscribe(core.Request{Principal: tokenOf(req.Extra)}, req.Params.URI)
-}
-
 // rootsListChanged tells every v1 plugin that asked (by exporting
 // on_roots_list_changed) that the session's roots changed. The plugins'
 // host imports reach the session's client at once (no queue: the call has
-// no end to flush it).
+// no end to flush it). The core coalesces a session's notifications.
 func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
 	if req.Session != nil {
 		if p := req.Session.InitializeParams(); p != nil && p.ProtocolVersion >= core.Version20260728 {
 			return // a 2026-07-28 connection: the notification is not part of it
 		}
 	}
-	rq := core.Request{Principal: tokenOf(req.Extra)} // a notification has no id
+	var meta mcp.Meta
 	if req.Params != nil {
-		rq.Meta = req.Params.Meta
+		meta = req.Params.Meta
 	}
-	if req.Session != nil {
-		rq.Client = newSessionHost(req.Session, nil)
+	if req.Session == nil {
+		s.core.RootsListChanged(ctx, core.Request{Principal: tokenOf(req.Extra), Meta: meta})
+		return
 	}
-	s.core.RootsListChanged(ctx, rq)
+	s.core.RootsListChanged(ctx, s.State(req.Session).Notification(meta, tokenOf(req.Extra)))
 }

@@ -69,7 +69,8 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*State
 
-	requests httpRequests // HTTP requests in progress (requests.go)
+	requests httpRequests  // HTTP requests in progress (requests.go)
+	subs     subscriptions // (subscriptions.go)
 }
 
 // New returns the go-sdk server of c's sessions. Register it with c
@@ -87,6 +88,7 @@ func New(c Core, opts *Options) *Server {
 		log:      o.Logger,
 		sessions: map[*mcp.ServerSession]*State{},
 		requests: httpRequests{byToken: map[string]*HTTPRequest{}},
+		subs:     subscriptions{bySession: map[*mcp.ServerSession]map[string]bool{}},
 	}
 	versions := ProtocolVersions()
 	var setCacheable func(context.Context, mcp.Request, *mcp.Cacheable)
@@ -103,12 +105,16 @@ func New(c Core, opts *Options) *Server {
 		Capabilities:              core.Capabilities(),
 		CompletionHandler:         s.complete,
 		SubscribeHandler:          s.subscribe,
-		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		UnsubscribeHandler:        s.unsubscribeHandler,
 		RootsListChangedHandler:   s.rootsListChanged,
 	})
+	// keepUnsubscribe is the innermost: it keeps the go-sdk's own handler,
+	// with no edge's checks in front of it.
+	s.mcp.AddReceivingMiddleware(s.keepUnsubscribe)
 	if o.Modern != nil && o.Modern.Middleware != nil {
-		s.mcp.AddReceivingMiddleware(o.Modern.Middleware) // innermost
+		s.mcp.AddReceivingMiddleware(o.Modern.Middleware)
 	}
+	s.mcp.AddReceivingMiddleware(codedErrors) // the others see the codes
 	s.mcp.AddReceivingMiddleware(adaptResults)
 	if o.Send != nil {
 		s.mcp.AddSendingMiddleware(adaptRequests, o.Send) // Send innermost

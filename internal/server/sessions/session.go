@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -86,6 +87,44 @@ func (st *State) Request(id string, meta mcp.Meta, principal *sdkauth.TokenInfo,
 		Client:       h,
 		Scope:        st.scope,
 		Carrier:      carrier,
+		Holder:       holder(id, st.ss.ID()),
+	}
+}
+
+// holder names a request of the session with the given ID for the busy
+// errors of other callers (core.Request.Holder): its id and the first
+// characters of the session's ID, after a replica's name, which are not
+// enough to use the session. A session without an ID (stdio, in process)
+// leaves it to the plugin ("request 7").
+func holder(id, session string) string {
+	if i := strings.LastIndex(session, "~"); i >= 0 {
+		session = session[i+1:]
+	}
+	if session == "" {
+		return ""
+	}
+	if id == "" {
+		id = "without an id"
+	}
+	if len(session) > 8 {
+		session = session[:8] + "..."
+	}
+	return "request " + id + " of session " + session
+}
+
+// Notification describes, for the core, a notification of the session
+// (notifications/roots/list_changed) with the given _meta and principal:
+// it has no id, and its client sink reaches the session's client at once
+// (no queue: a notification has no end to flush it).
+func (st *State) Notification(meta mcp.Meta, principal *sdkauth.TokenInfo) core.Request {
+	h := newSessionHost(st.ss, nil)
+	return core.Request{
+		Principal:    principal,
+		Meta:         meta,
+		Version:      h.version,
+		Capabilities: h.caps,
+		Client:       h,
+		Scope:        st.scope,
 	}
 }
 

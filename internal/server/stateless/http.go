@@ -19,6 +19,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/fastpath"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
@@ -143,10 +144,19 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		var ok bool
 		if m, ok = readMessage(p.body); !ok {
-			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, malformed(p.body))
-			return
+			m = &message{refused: fastpath.RefuseID(p.body)} // an id too large to read (1e400)
+			if m.refused == nil {
+				writeError(w, http.StatusBadRequest, jsonrpc.ID{}, malformed(p.body))
+				return
+			}
 		}
 		p.msg = m
+	}
+	if m.refused != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(m.refused)
+		return
 	}
 	if !m.id.IsValid() {
 		// 2026-07-28 defines no notification from client to server over

@@ -60,6 +60,17 @@ func listenFilter(params json.RawMessage) (*mcp.NotificationSubscriptions, *json
 	if p.Notifications == nil {
 		return nil, invalidParams("subscriptions/listen needs params.notifications: the notifications to deliver")
 	}
+	// A listen holds its resources for as long as it runs: as many as a
+	// session of an older version may subscribe to.
+	if uris := p.Notifications.ResourceSubscriptions; len(uris) > sessions.MaxSubscriptions {
+		distinct := map[string]bool{}
+		for _, uri := range uris {
+			distinct[uri] = true
+		}
+		if len(distinct) > sessions.MaxSubscriptions {
+			return nil, invalidParams("subscriptions/listen asks for %d resources; a listen may deliver the updates of at most %d: listen to fewer, or split them over several listens", len(distinct), sessions.MaxSubscriptions)
+		}
+	}
 	return p.Notifications, nil
 }
 

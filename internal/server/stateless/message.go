@@ -8,15 +8,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/hangar-mcp/hangar/internal/server/fastpath"
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 )
 
 // message is a JSON-RPC message of MCP 2026-07-28, as the edge reads it: the
 // members it checks and routes by, and whether the fast path may serve it.
 type message struct {
-	id     jsonrpc.ID // invalid for a notification
-	method string
-	params json.RawMessage // nil if absent
+	id jsonrpc.ID // invalid for a notification
+	// refused, if set, is the answer to a request whose id would not come
+	// back as it was sent (fastpath.RefuseID): nothing else is read.
+	refused []byte
+	method  string
+	params  json.RawMessage // nil if absent
 
 	// From params.
 	key     string          // params.name (tools/call, prompts/get) or params.uri (resources/read)
@@ -50,6 +54,11 @@ func readMessage(b []byte) (*message, bool) {
 		return nil, false
 	}
 	m := &message{id: req.ID, method: req.Method, params: req.Params}
+	if req.ID.IsValid() {
+		// An id the go-sdk's reader does not keep exactly (1.5, 2^53+1)
+		// would be answered as another id.
+		m.refused = fastpath.RefuseID(b)
+	}
 	if len(req.Params) > 0 && req.Params[0] == '{' {
 		var p struct {
 			Meta           json.RawMessage `json:"_meta"`

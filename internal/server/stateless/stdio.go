@@ -30,6 +30,9 @@ func (e *Edge) Line(body []byte, fast bool) fastpath.ModernLine {
 	if !bytes.Contains(body, []byte(sessions.MetaProtocolVersion)) {
 		return fastpath.ModernLine{}
 	}
+	// The Serve below runs on a worker, after the stream's next read has
+	// reused the bytes of this line.
+	body = bytes.Clone(body)
 	m, ok := readMessage(body)
 	if !ok || !m.id.IsValid() || len(m.meta) == 0 {
 		return fastpath.ModernLine{}
@@ -37,6 +40,9 @@ func (e *Edge) Line(body []byte, fast bool) fastpath.ModernLine {
 	meta, jerr := decodeMeta(m.meta)
 	if _, named := meta[sessions.MetaProtocolVersion]; jerr != nil || !named {
 		return fastpath.ModernLine{} // not a request of 2026-07-28: the go-sdk's
+	}
+	if m.refused != nil {
+		return fastpath.ModernLine{ID: m.id, Answer: m.refused}
 	}
 	rm, jerr := checkFields(meta)
 	if jerr != nil {

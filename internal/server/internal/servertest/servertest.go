@@ -35,6 +35,13 @@ func Logger() *slog.Logger {
 // share. The plugin is closed at the end of the test.
 func Load(t testing.TB, name, pkg string, limits config.Limits) *plugin.Plugin {
 	t.Helper()
+	return LoadWith(t, pkg, plugin.Options{Name: name, Limits: limits})
+}
+
+// LoadWith is Load with the plugin's options (its Logger, if nil, is
+// Logger()).
+func LoadWith(t testing.TB, pkg string, opts plugin.Options) *plugin.Plugin {
+	t.Helper()
 	engineOnce.Do(func() { engine, engineErr = plugin.NewEngine(testutil.CacheDir()) })
 	if engineErr != nil {
 		t.Fatal(engineErr)
@@ -43,7 +50,10 @@ func Load(t testing.TB, name, pkg string, limits config.Limits) *plugin.Plugin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := engine.Load(context.Background(), wasm, plugin.Options{Name: name, Limits: limits, Logger: Logger()})
+	if opts.Logger == nil {
+		opts.Logger = Logger()
+	}
+	p, err := engine.Load(context.Background(), wasm, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
