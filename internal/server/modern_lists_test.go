@@ -59,7 +59,7 @@ func TestModernCacheHints(t *testing.T) {
 	lists := map[string]string{"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources", "resources/templates/list": "resourceTemplates"}
 	for method, key := range lists {
 		res := c.post(1, method, nil).result()
-		if res["ttlMs"] != float64(60000) || res["cacheScope"] != "public" || res["resultType"] != "complete" || res[key] == nil {
+		if res["ttlMs"] != float64(0) || res["cacheScope"] != "public" || res["resultType"] != "complete" || res[key] == nil {
 			t.Errorf("%s: %v", method, res)
 		}
 	}

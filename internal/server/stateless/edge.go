@@ -163,15 +163,18 @@ func (e *Edge) bindings(name string) []binding {
 }
 
 // The cache hints of 2026-07-28 (server/utilities/caching). Lists change
-// only when the plugins are reloaded or a plugin says its list changed,
-// and a client that listens (subscriptions/listen) is told of both at once;
-// ListTTL bounds how stale a client that does not listen may be. What
+// when the plugins are reloaded and whenever a plugin says its list
+// changed, which a plugin may do in any call (a notes plugin adds a
+// resource per note): a client that listens (subscriptions/listen) is told
+// at once, but one that does not would keep a list it cached for as long
+// as its TTL, its own call's change included. So lists are stale at once
+// (ListTTL 0): asking again costs Hangar a list it holds in memory. What
 // server/discover says changes only with Hangar's own version. A read's
 // content is the plugin's: the hints are those it gave, 0 (stale at once)
 // if none.
 const (
-	ListTTL     = time.Minute
-	DiscoverTTL = time.Hour
+	ListTTL     time.Duration = 0
+	DiscoverTTL               = time.Hour
 )
 
 // setCacheable sets the cache hints of a 2026-07-28 result: the go-sdk's
@@ -201,7 +204,7 @@ func (e *Edge) setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable
 
 func (e *Edge) listTTL() int {
 	if ready, _ := e.core.Readiness(); !ready {
-		return 0
+		return 0 // a plugin's lists may change when it is loaded
 	}
 	return int(ListTTL.Milliseconds())
 }
