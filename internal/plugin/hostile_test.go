@@ -576,12 +576,12 @@ func TestHostileMemoryReturns(t *testing.T) {
 	if heap1 > heap0+slack {
 		t.Errorf("Go heap grew by %d MiB over %d rounds of hostile calls", (heap1-heap0)>>20, rounds)
 	}
-	// The race detector's shadow memory makes RSS move more.
+	// Under the race detector RSS says nothing of this: it keeps the shadow
+	// of the instances' memories (mapped outside the Go heap) after they
+	// are unmapped, 440 -> 725 MiB over the rounds in make test's run. The
+	// attack suite's 15.3 measures the binary built without it.
 	rssSlack := uint64(2 * slack)
-	if raceEnabled() {
-		rssSlack *= 2
-	}
-	if rss0 > 0 && rss1 > rss0+rssSlack {
+	if rss0 > 0 && rss1 > rss0+rssSlack && !raceEnabled() {
 		t.Errorf("RSS grew by %d MiB over %d rounds of hostile calls", (rss1-rss0)>>20, rounds)
 	}
 }
