@@ -515,6 +515,11 @@ func TestReplicasRoundRobin2026(t *testing.T) {
 		t.Fatal(err)
 	}
 	returned := time.Now()
+	// The go-sdk client may hand the result to its caller before its
+	// handler has taken the last notification, which came before it.
+	waitFor(t, "3 progress notifications", func() bool {
+		return o.get(func(o *observed) bool { return len(o.progressAt) >= 3 })
+	})
 	o.get(func(o *observed) bool {
 		if len(o.progressAt) != 3 || returned.Sub(o.progressAt[0]) < 80*time.Millisecond {
 			t.Errorf("progress through nginx: %v at %v, the result at %v: not streamed", o.progress, o.progressAt, returned)
