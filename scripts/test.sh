@@ -58,7 +58,9 @@ step "fuzz (bounded)"
 # A target that moved to another package would fuzz nothing and pass: each
 # must be listed in its package first.
 fuzz() { # target package count
-	go test -list "^$1\$" "$2" | grep -qx "$1" || { echo "fuzz: no target $1 in $2" >&2; return 1; }
+	local listed
+	listed="$(go test -list "^$1\$" "$2")"
+	grep -qx "$1" <<<"$listed" || { echo "fuzz: no target $1 in $2" >&2; return 1; }
 	go test -run '^$' -fuzz "^$1\$" -fuzztime "${HANGAR_FUZZTIME:-$3}" -timeout "$timeout" "$2"
 }
 fuzz FuzzJSONRPC ./internal/server 300x
