@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -520,14 +519,7 @@ func TestHostileMemoryReturns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	if os.Getenv("HANGAR_TEST_MEMORY_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHostileMemoryReturns$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "HANGAR_TEST_MEMORY_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		t.Logf("in a process of its own:\n%s", out)
-		if err != nil || !bytes.Contains(out, []byte("--- PASS: TestHostileMemoryReturns")) {
-			t.Fatalf("the test's own process: %v", err)
-		}
+	if !plugin.InOwnProcess(t, "TestHostileMemoryReturns") {
 		return
 	}
 	limits := hostileLimits

@@ -1,11 +1,9 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -104,25 +102,6 @@ func machineCode(t *testing.T) int64 {
 	return n
 }
 
-// inOwnProcess runs the test named name again in a process of its own, and
-// reports true there: the process's figures (machine code, Go heap) move
-// with what the package's other tests leave behind, so a test that
-// measures them measures a process that did nothing else. In the calling
-// process it reports false once the child has passed, failing t if not.
-func inOwnProcess(t *testing.T, name string) bool {
-	if os.Getenv("HANGAR_TEST_MEMORY_CHILD") != "" {
-		return true
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "HANGAR_TEST_MEMORY_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	t.Logf("in a process of its own:\n%s", out)
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+name)) {
-		t.Fatalf("the test's own process: %v", err)
-	}
-	return false
-}
-
 // collect runs the garbage collector until finalizers (which unmap wazero's
 // machine code and free what refers to it) have had their turn.
 func collect() {
@@ -136,7 +115,7 @@ func collect() {
 // code and its decoded module back while its engine, whose compilation
 // cache other plugins share, stays open.
 func TestClosedPluginReleasesMachineCode(t *testing.T) {
-	if !inOwnProcess(t, "TestClosedPluginReleasesMachineCode") {
+	if !InOwnProcess(t, "TestClosedPluginReleasesMachineCode") {
 		return
 	}
 	wasm, err := os.ReadFile(testutil.BuildPlugin(t, "./bench/plugins/echo"))
@@ -179,7 +158,7 @@ func TestClosedPluginReleasesMachineCode(t *testing.T) {
 // TestWarmKeepsNothing: Warm writes a module's machine code to the
 // compilation cache, where a later Load finds it, and keeps none of it.
 func TestWarmKeepsNothing(t *testing.T) {
-	if !inOwnProcess(t, "TestWarmKeepsNothing") {
+	if !InOwnProcess(t, "TestWarmKeepsNothing") {
 		return
 	}
 	ctx := context.Background()
