@@ -5,7 +5,6 @@ package main
 // never answers sampling.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,23 +60,11 @@ func (a *A) memMetric(p *proc, name string) float64 {
 		return -1
 	}
 	defer resp.Body.Close()
-	sum, found := 0.0, false
-	sc := bufio.NewScanner(io.LimitReader(resp.Body, 64<<20))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) || (len(line) > len(name) && line[len(name)] != ' ' && line[len(name)] != '{') {
-			continue
-		}
-		f := strings.Fields(line)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			sum, found = sum+v, true
-		}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if sum, found := metricSum(string(b), name); found {
+		return sum
 	}
-	if !found {
-		return -1
-	}
-	return sum
+	return -1
 }
 
 func mib(bytes float64) string { return fmt.Sprintf("%.0f MiB", bytes/(1<<20)) }

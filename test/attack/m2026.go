@@ -337,8 +337,14 @@ func (a *A) metric(p *proc, name string, labels ...string) float64 {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	sum := 0.0
-	for line := range strings.Lines(string(b)) {
+	sum, _ := metricSum(string(b), name, labels...)
+	return sum
+}
+
+// metricSum sums the samples in the metrics text of the metric name whose
+// labels contain each of labels, and reports whether there was any.
+func metricSum(text, name string, labels ...string) (sum float64, found bool) {
+	for line := range strings.Lines(text) {
 		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
 			continue
 		}
@@ -350,10 +356,11 @@ func (a *A) metric(p *proc, name string, labels ...string) float64 {
 			continue
 		}
 		f := strings.Fields(line)
-		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-		sum += v
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+			sum, found = sum+v, true
+		}
 	}
-	return sum
+	return sum, found
 }
 
 // seen is what the attacked plugin (mrtr) has seen, from /metrics: its
