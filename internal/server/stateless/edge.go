@@ -26,8 +26,8 @@ import (
 )
 
 // Core is what the 2026-07-28 edge needs of the dispatch core: lookups,
-// the requests its fast path serves, the check of a retry, observation,
-// and whether every plugin is loaded. *core.Core implements it.
+// the requests its fast path serves, the check of a retry, and
+// observation. *core.Core implements it.
 type Core interface {
 	HasTool(name string) bool
 	HasResource(uri string) bool
@@ -36,7 +36,6 @@ type Core interface {
 	ReadResource(ctx context.Context, rq core.Request, uri string) (*mcp.ReadResourceResult, error)
 	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
 	EndRequest(span trace.Span, method string, res mcp.Result, err error)
-	Readiness() (ready bool, notReady map[string]string)
 	Fingerprint(k plugin.ListKind, g *auth.Grant) string
 }
 
@@ -181,9 +180,7 @@ const (
 // ServerOptions.SetCacheable. A result is "private" when the request was
 // authenticated, since what a caller sees then depends on its token
 // (lists are filtered by its grant, and a shared cache must not hand one
-// caller's answer to another), and "public" otherwise. Lists have no TTL
-// while a plugin is still loading: its lists may change when it is
-// loaded.
+// caller's answer to another), and "public" otherwise.
 func (e *Edge) setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 	if !sessions.IsModern(req) {
 		return // older versions are sent none (sessions.WithoutCacheHints)
@@ -198,15 +195,8 @@ func (e *Edge) setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable
 	case *mcp.ReadResourceParams:
 		readHints(c, principal != nil)
 	default:
-		c.TTLMs, c.CacheScope = e.listTTL(), scope(principal != nil)
+		c.TTLMs, c.CacheScope = int(ListTTL.Milliseconds()), scope(principal != nil)
 	}
-}
-
-func (e *Edge) listTTL() int {
-	if ready, _ := e.core.Readiness(); !ready {
-		return 0 // a plugin's lists may change when it is loaded
-	}
-	return int(ListTTL.Milliseconds())
 }
 
 // readHints settles a read's hints: the plugin's TTL (never negative) and
