@@ -65,6 +65,11 @@ func (e *Engine) compile(ctx context.Context, wasm []byte, rc wazero.RuntimeConf
 	// The digest of the original names the module in the fuel cache, and
 	// with guarded, the bytes compiled (the rewrite is deterministic).
 	digest := sha256.Sum256(wasm)
+	leave, gerr := enterCompile(ctx)
+	if gerr != nil {
+		return nil, gerr
+	}
+	defer leave()
 	compileAs := func(wasm []byte, guarded bool) (*module, error) {
 		unlock := e.compiling.lock(moduleKey{digest, guarded})
 		defer unlock()
