@@ -113,6 +113,11 @@ func (p *Plugin) runWithin(ctx context.Context, c *Call, export string, in any, 
 			return 0, 0, fmt.Errorf("encoding %s input: %w", export, err)
 		}
 	}
+	return p.runEncoded(ctx, c, export, input, out, limit)
+}
+
+// runEncoded is runWithin with its input already encoded.
+func (p *Plugin) runEncoded(ctx context.Context, c *Call, export string, input []byte, out any, limit time.Duration) (time.Duration, int, error) {
 	output, spent, err := p.invokeWithin(ctx, c, export, input, limit)
 	if err != nil {
 		return spent, 0, err
@@ -129,6 +134,15 @@ func (p *Plugin) runWithin(ctx context.Context, c *Call, export string, in any, 
 func decodeOutput(b []byte, out any) error {
 	if !utf8.Valid(b) {
 		return fmt.Errorf("%w: not valid UTF-8", ErrBadOutput)
+	}
+	if r, ok := out.(*toolResult); ok {
+		// What json.Unmarshal would come to (toolResult.UnmarshalJSON),
+		// without its pass over the output to check it: plainTextResult
+		// checks what it accepts itself.
+		if res, ok := plainTextResult(b); ok {
+			r.CallToolResult = *res
+			return nil
+		}
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return fmt.Errorf("%w: empty output", ErrBadOutput)
@@ -286,18 +300,16 @@ func (p *Plugin) CallTool(ctx context.Context, c *Call, name string, args json.R
 	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
 		args = json.RawMessage("{}") // the schema's arguments is an object
 	}
-	params := struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}{name, args}
-	var out toolResult
-	var err error
-	if p.iface == V1 {
-		err = p.run(ctx, c, "call_tool", v1Request{Request: params, Context: c.v1()}, &out)
-	} else {
-		err = p.run(ctx, c, "call", servletRequest{Method: "tools/call", Params: params}, &out)
-	}
+	input, err := appendCallToolInput(make([]byte, 0, 128+len(name)+len(args)), p.iface == V1, c, name, args)
 	if err != nil {
+		return nil, fmt.Errorf("encoding the input of tool %s: %w", name, err)
+	}
+	export := "call"
+	if p.iface == V1 {
+		export = "call_tool"
+	}
+	var out toolResult
+	if _, _, err = p.runEncoded(ctx, c, export, input, &out, p.opts.Limits.CallTimeout); err != nil {
 		return nil, err
 	}
 	res := &out.CallToolResult

@@ -37,8 +37,10 @@ type pool struct {
 	minIdle int
 	// budget bounds the memory of the instances (see room); held is what
 	// they hold (instanceSize, as last measured), with starting the size
-	// expected of each instance being created. returned is closed, and
-	// replaced, whenever an instance is returned or closed.
+	// expected of each instance being created. returned, made by the
+	// first call that waits for memory, is closed whenever an instance is
+	// returned or closed (nil while no call waits: a channel made at every
+	// return cost each call an allocation).
 	budget   uint64
 	held     uint64
 	starting uint64
@@ -69,7 +71,6 @@ func newPool(compiled *module, cfg wazero.ModuleConfig, memPages uint32, max int
 		contention:  make(chan struct{}),
 		minIdle:     1,
 		budget:      poolBudget(memPages),
-		returned:    make(chan struct{}),
 	}
 	go p.reap()
 	return p
@@ -126,8 +127,10 @@ func (p *pool) room() (bool, uint64) {
 // changed wakes the calls waiting for memory: an instance was returned or
 // closed. p.mu must be held.
 func (p *pool) changed() {
-	close(p.returned)
-	p.returned = make(chan struct{})
+	if p.returned != nil {
+		close(p.returned)
+		p.returned = nil
+	}
 }
 
 // reap closes instances idle for longer than idleTimeout, keeping minIdle.
@@ -272,6 +275,9 @@ func (p *pool) get(ctx context.Context, wait time.Duration) (*instance, error) {
 		if !fits {
 			// Wait for an instance to come back, or for memory.
 			p.capped = true
+			if p.returned == nil {
+				p.returned = make(chan struct{})
+			}
 			returned := p.returned
 			p.mu.Unlock()
 			<-p.slots

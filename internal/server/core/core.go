@@ -48,10 +48,14 @@ type Options struct {
 // Core serves a set of plugins to the edges: it keeps what they offer,
 // resolves each request to the plugin that serves it, and runs it there.
 type Core struct {
-	log       *slog.Logger
-	calls     *tracker // calls in progress
-	metrics   *metrics.Metrics
-	tracer    trace.Tracer
+	log     *slog.Logger
+	calls   *tracker // calls in progress
+	metrics *metrics.Metrics
+	tracer  trace.Tracer
+	// tracing is false when no TracerProvider was given: spans are then
+	// not started at all, rather than started on the no-op tracer, whose
+	// names and attributes were built for nothing on every call.
+	tracing   bool
 	listeners []Listener // set before the first Reload
 
 	installMu sync.Mutex // serializes installing plugin sets
@@ -143,7 +147,7 @@ func New(opts *Options) *Core {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Core{log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider)}
+	return &Core{log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider), tracing: o.TracerProvider != nil}
 }
 
 // Listen adds l to the listeners told what the core offers. Call it before

@@ -147,7 +147,7 @@ func (c *Core) CallTool(ctx context.Context, rq Request, name string, args json.
 	if m == nil {
 		return nil, unknownTool(name)
 	}
-	ctx, obs, err := c.enter(ctx, m, "tools/call", t.tool.Name, rq.Principal, unknownTool(name)) // observe.go
+	ctx, obs, err := c.enter(ctx, m, "tools/call", t.tool.Name, rq.Principal, func() error { return unknownTool(name) }) // observe.go
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (c *Core) ReadResource(ctx context.Context, rq Request, uri string) (res *m
 	if m == nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	ctx, obs, err := c.enter(ctx, m, "resources/read", "", rq.Principal, mcp.ResourceNotFoundError(uri)) // observe.go
+	ctx, obs, err := c.enter(ctx, m, "resources/read", "", rq.Principal, func() error { return mcp.ResourceNotFoundError(uri) }) // observe.go
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (c *Core) GetPrompt(ctx context.Context, rq Request, name string, args map[
 		return nil, unknownPrompt(name)
 	}
 	pname := m.pluginName(name)
-	ctx, obs, err := c.enter(ctx, m, "prompts/get", pname, rq.Principal, unknownPrompt(name)) // observe.go
+	ctx, obs, err := c.enter(ctx, m, "prompts/get", pname, rq.Principal, func() error { return unknownPrompt(name) }) // observe.go
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (c *Core) Complete(ctx context.Context, rq Request, params *mcp.CompletePar
 		return nil, unknown
 	}
 	p.Ref = &r
-	ctx, obs, err := c.enter(ctx, m, "completion/complete", "", rq.Principal, unknown)
+	ctx, obs, err := c.enter(ctx, m, "completion/complete", "", rq.Principal, func() error { return unknown })
 	if err != nil {
 		return nil, err
 	}

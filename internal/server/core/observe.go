@@ -64,6 +64,9 @@ func (c metaCarrier) Keys() []string {
 	return keys
 }
 
+// noSpan is the span of every request and call when tracing is off.
+var noSpan = trace.SpanFromContext(context.Background())
+
 func tracerOf(tp trace.TracerProvider) trace.Tracer {
 	if tp == nil {
 		tp = noop.NewTracerProvider()
@@ -83,6 +86,9 @@ func tracerOf(tp trace.TracerProvider) trace.Tracer {
 // prompt name is an attribute only if some plugin offers it (so at most
 // MaxNameLength bytes for a tool), and the id is cut to maxAttribute bytes.
 func (c *Core) StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span) {
+	if !c.tracing {
+		return ctx, noSpan
+	}
 	if len(meta) > 0 && meta["traceparent"] != nil {
 		ctx = propagator.Extract(ctx, metaCarrier(meta))
 	} else if carrier != nil && carrier.Get("traceparent") != "" {
@@ -200,14 +206,17 @@ var errInvalidArguments = errors.New("invalid arguments")
 
 // enter admits a call to m's plugin for method (and name, the tool or
 // prompt name as the plugin lists it, or ""). If the caller's token does
-// not allow the plugin, it returns notFound, the error the caller would get
-// if nothing had that name, so that no plugin it may not use can be seen.
-// Otherwise it starts the call's span and clock: end must be called with
-// the call's outcome.
-func (c *Core) enter(ctx context.Context, m *mount, method, name string, principal *sdkauth.TokenInfo, notFound error) (context.Context, *observation, error) {
+// not allow the plugin, it returns notFound(), the error the caller would
+// get if nothing had that name (made only then), so that no plugin it may
+// not use can be seen. Otherwise it starts the call's span and clock: end
+// must be called with the call's outcome.
+func (c *Core) enter(ctx context.Context, m *mount, method, name string, principal *sdkauth.TokenInfo, notFound func() error) (context.Context, *observation, error) {
 	if !allows(principal, m) {
 		c.metrics.Call(m.name, method, name, 0, metrics.KindForbidden)
-		return ctx, nil, notFound
+		return ctx, nil, notFound()
+	}
+	if !c.tracing {
+		return ctx, &observation{c: c, plugin: m.name, method: method, name: name, start: time.Now(), span: noSpan}, nil
 	}
 	attrs := []attribute.KeyValue{attribute.String("hangar.plugin", m.name), attribute.String("mcp.method.name", method)}
 	if name != "" {
