@@ -387,15 +387,18 @@ func (r *results) markdown() string {
 
 	if len(r.Cold) > 0 {
 		fmt.Fprintf(&b, "### Start: process start to the first tools/list answer (stdio)\n\n")
-		fmt.Fprintf(&b, "| case | median ms | server CPU ms (median) | every plugin compiled, ms (median) | runs ms |\n|---|---:|---:|---:|---|\n")
+		fmt.Fprintf(&b, "| case | median ms | server CPU ms (median) | every plugin compiled, ms (median) | first tools/call then, ms (median) | the next, ms | runs ms |\n|---|---:|---:|---:|---:|---:|---|\n")
 		for _, c := range r.Cold {
-			ready := "–"
+			ready, first, next := "–", "–", "–"
 			if c.Ready > 0 {
 				ready = fmt.Sprintf("%.0f", c.Ready)
 			}
-			fmt.Fprintf(&b, "| %s | %.0f | %.0f | %s | %s |\n", c.Case, c.Median, c.CPU, ready, strings.Trim(fmt.Sprint(roundAll(c.Runs)), "[]"))
+			if c.FirstCall > 0 {
+				first, next = fmt.Sprintf("%.0f", c.FirstCall), fmt.Sprintf("%.1f", c.NextCall)
+			}
+			fmt.Fprintf(&b, "| %s | %.0f | %.0f | %s | %s | %s | %s |\n", c.Case, c.Median, c.CPU, ready, first, next, strings.Trim(fmt.Sprint(roundAll(c.Runs)), "[]"))
 		}
-		b.WriteString("\n")
+		b.WriteString("\nThe first tools/call is one plugin's (`p0_echo`), once the server logged that it was ready: for Hangar, whose plugins compile on their first call, it reads the plugin's machine code from the cache and makes its instance; the Node peer compiled every plugin before it listened.\n\n")
 	}
 
 	if len(r.Memory) > 0 || len(r.Servers) > 0 {

@@ -58,6 +58,12 @@ type cold struct {
 	// compiled ("ready", or "plugins ready" before background compilation);
 	// 0 when not measured.
 	Ready float64 `json:"median_ready_ms,omitempty"`
+	// FirstCall is the median time of the first tools/call of one plugin
+	// once the server was ready (for a plugin compiled on its first call:
+	// reading its machine code and making its instance), NextCall that of
+	// the call after it; 0 when not measured.
+	FirstCall float64 `json:"median_first_call_ms,omitempty"`
+	NextCall  float64 `json:"median_next_call_ms,omitempty"`
 }
 
 // memLoad is a server with 10 plugins, idle and under load.
@@ -504,8 +510,14 @@ func (e *env) tenPlugins() ([]mounted, error) {
 // just before the process starts to the answer to the first tools/list
 // (initialize comes first, as every client does it).
 func (e *env) timeFirstList(ctx context.Context, name string, argv []string, wantTools int) (wall, cpu time.Duration, err error) {
-	wall, cpu, _, err = e.timeStart(ctx, name, argv, wantTools, false)
-	return wall, cpu, err
+	st, err := e.timeStart(ctx, name, argv, wantTools, false, "")
+	return st.wall, st.cpu, err
+}
+
+// started is what timeStart measured.
+type started struct {
+	wall, cpu, ready time.Duration
+	first, next      time.Duration // the calls of the tool asked for
 }
 
 // readyLine is what Hangar logs once every plugin is compiled: "ready"
@@ -513,37 +525,52 @@ func (e *env) timeFirstList(ctx context.Context, name string, argv []string, wan
 var readyLine = regexp.MustCompile(`msg=(ready|"plugins ready")( |$)`)
 
 // timeStart is timeFirstList that, with waitReady, also waits for the
-// server to log readyLine and returns the time to it.
-func (e *env) timeStart(ctx context.Context, name string, argv []string, wantTools int, waitReady bool) (wall, cpu, ready time.Duration, err error) {
+// server to log readyLine and returns the time to it; then, if call is
+// not "", it times two calls of that tool (the echo's input).
+func (e *env) timeStart(ctx context.Context, name string, argv []string, wantTools int, waitReady bool, call string) (st started, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	t0 := time.Now()
 	s, err := e.startStdio(ctx, name, argv)
 	if err != nil {
-		return 0, 0, 0, err
+		return st, err
 	}
 	defer s.stop()
 	lt, err := s.session.ListTools(ctx, nil)
-	wall = time.Since(t0)
-	cpu = procCPU(s.pid())
+	st.wall = time.Since(t0)
+	st.cpu = procCPU(s.pid())
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("%s: tools/list: %w", name, err)
+		return st, fmt.Errorf("%s: tools/list: %w", name, err)
 	}
 	if len(lt.Tools) != wantTools {
-		return 0, 0, 0, fmt.Errorf("%s: tools/list returned %d tools, want %d", name, len(lt.Tools), wantTools)
+		return st, fmt.Errorf("%s: tools/list returned %d tools, want %d", name, len(lt.Tools), wantTools)
 	}
 	for waitReady {
 		if b, _ := os.ReadFile(s.log); readyLine.Match(b) {
-			ready = time.Since(t0)
+			st.ready = time.Since(t0)
 			break
 		}
 		select {
 		case <-ctx.Done():
-			return 0, 0, 0, fmt.Errorf("%s: never logged that it was ready", name)
+			return st, fmt.Errorf("%s: never logged that it was ready", name)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	return wall, cpu, ready, nil
+	if call == "" {
+		return st, nil
+	}
+	for _, d := range []*time.Duration{&st.first, &st.next} {
+		t := time.Now()
+		r, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: call, Arguments: echoInput})
+		*d = time.Since(t)
+		if err != nil {
+			return st, fmt.Errorf("%s: tools/call %s: %w", name, call, err)
+		}
+		if r.IsError || len(r.Content) != 1 {
+			return st, fmt.Errorf("%s: tools/call %s: unexpected result %+v", name, call, r)
+		}
+	}
+	return st, nil
 }
 
 func (e *env) cache10() string { return filepath.Join(e.dir, "cache10") }
@@ -567,7 +594,8 @@ func (e *env) runColdStart(ctx context.Context, res *results) error {
 		runs  int
 		argv  func() []string
 		tools int
-		ready bool // also time until every plugin is compiled
+		ready bool   // also time until every plugin is compiled
+		call  string // then time two calls of this tool, if not ""
 	}
 	// binary runs argv with the hangar binary bin instead.
 	binary := func(bin string, argv func() []string) func() []string {
@@ -575,12 +603,12 @@ func (e *env) runColdStart(ctx context.Context, res *results) error {
 	}
 	hangarCases := func(label, bin, warm string) []coldCase {
 		return []coldCase{
-			{"Hangar" + label + ", 1 Go-PDK plugin, empty cache", o.runs, binary(bin, func() []string { return e.argv(tHangarGo, ten[:1], freshCache(), "") }), 2, true},
-			{"Hangar" + label + ", 10 Go-PDK plugins, empty cache", o.runs, binary(bin, func() []string { return e.argv(tHangarGo, ten, freshCache(), "") }), 20, true},
-			{"Hangar" + label + ", 10 Go-PDK plugins, warm cache", warmRuns, binary(bin, func() []string { return e.argv(tHangarGo, ten, warm, "") }), 20, true},
+			{"Hangar" + label + ", 1 Go-PDK plugin, empty cache", o.runs, binary(bin, func() []string { return e.argv(tHangarGo, ten[:1], freshCache(), "") }), 2, true, "p0_echo"},
+			{"Hangar" + label + ", 10 Go-PDK plugins, empty cache", o.runs, binary(bin, func() []string { return e.argv(tHangarGo, ten, freshCache(), "") }), 20, true, "p0_echo"},
+			{"Hangar" + label + ", 10 Go-PDK plugins, warm cache", warmRuns, binary(bin, func() []string { return e.argv(tHangarGo, ten, warm, "") }), 20, true, "p0_echo"},
 		}
 	}
-	cases := []coldCase{{"native go-sdk server, no plugins (process start)", warmRuns, func() []string { return e.argv(tNative, nil, "", "") }, 1, false}}
+	cases := []coldCase{{"native go-sdk server, no plugins (process start)", warmRuns, func() []string { return e.argv(tNative, nil, "", "") }, 1, false, ""}}
 	this := hangarCases("", e.hangar, e.cache10())
 	if o.base != "" {
 		// Case by case, the base binary right before this one, so that both
@@ -589,39 +617,44 @@ func (e *env) runColdStart(ctx context.Context, res *results) error {
 		for i := range this {
 			cases = append(cases, base[i], this[i])
 		}
-		if _, _, _, err := e.timeStart(ctx, "warm-fill-base", base[2].argv(), 20, true); err != nil {
+		if _, err := e.timeStart(ctx, "warm-fill-base", base[2].argv(), 20, true, ""); err != nil {
 			return err
 		}
 	} else {
 		cases = append(cases, this...)
 	}
 	if e.node != "" {
-		cases = append(cases, coldCase{"Node peer, 10 Go-PDK plugins (no cache)", warmRuns, func() []string { return e.argv(tNodeGo, ten, "", "") }, 20, false})
+		cases = append(cases, coldCase{"Node peer, 10 Go-PDK plugins (no cache)", warmRuns, func() []string { return e.argv(tNodeGo, ten, "", "") }, 20, false, "p0_echo"})
 	}
 	// Fill the warm caches first, and let every plugin compile (they do in
 	// the background): this start is not counted.
-	if _, _, _, err := e.timeStart(ctx, "warm-fill", e.argv(tHangarGo, ten, e.cache10(), ""), 20, true); err != nil {
+	if _, err := e.timeStart(ctx, "warm-fill", e.argv(tHangarGo, ten, e.cache10(), ""), 20, true, ""); err != nil {
 		return err
 	}
 	for _, c := range cases {
 		r := cold{Case: c.name}
-		var cpus, readies []float64
+		var cpus, readies, firsts, nexts []float64
 		for range c.runs {
-			d, cpu, ready, err := e.timeStart(ctx, "cold", c.argv(), c.tools, c.ready)
+			st, err := e.timeStart(ctx, "cold", c.argv(), c.tools, c.ready, c.call)
 			if err != nil {
 				return err
 			}
-			r.Runs = append(r.Runs, ms(d))
-			cpus = append(cpus, ms(cpu))
-			readies = append(readies, ms(ready))
+			r.Runs = append(r.Runs, ms(st.wall))
+			cpus = append(cpus, ms(st.cpu))
+			readies = append(readies, ms(st.ready))
+			firsts = append(firsts, ms(st.first))
+			nexts = append(nexts, ms(st.next))
 		}
 		r.Median = median(r.Runs)
 		r.CPU = median(cpus)
 		if c.ready {
 			r.Ready = median(readies)
 		}
+		if c.call != "" {
+			r.FirstCall, r.NextCall = median(firsts), median(nexts)
+		}
 		res.Cold = append(res.Cold, r)
-		logf("cold start: %-58s median %7.0f ms (CPU %7.0f ms, ready %7.0f ms)  runs %v", c.name, r.Median, r.CPU, r.Ready, roundAll(r.Runs))
+		logf("cold start: %-58s median %7.0f ms (CPU %7.0f ms, ready %7.0f ms, first call %6.1f ms, next %5.1f ms)  runs %v", c.name, r.Median, r.CPU, r.Ready, r.FirstCall, r.NextCall, roundAll(r.Runs))
 	}
 	return nil
 }
@@ -670,10 +703,11 @@ func (e *env) runMemory(ctx context.Context, res *results) error {
 			}
 			cs.Close()
 			// Idle means every plugin loaded (Hangar compiles in the
-			// background after the first lists; the Node peer loads them
-			// all before it listens), and a second to settle.
+			// background after the first lists, into the cache when it
+			// compiles on first calls; the Node peer loads them all
+			// before it listens), and a second to settle.
 			if t.Class == "b" {
-				if err := p.waitReady(ctx); err != nil {
+				if err := p.waitCompiled(ctx); err != nil {
 					return err
 				}
 			}

@@ -207,6 +207,25 @@ func (p *proc) pid() int { return p.cmd.Process.Pid }
 // waitReady waits until Hangar serving HTTP at p reports every plugin
 // loaded: /readyz answers 200 or, from a binary without /readyz, its log
 // says "ready".
+// waitCompiled waits for Hangar to log readyLine: every plugin compiled, or
+// compiled into the cache and waiting for its first call. /readyz answers
+// before that (once every plugin is listed), so a section that runs without
+// the cache coldstart warms would otherwise measure the compilation too.
+func (p *proc) waitCompiled(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for {
+		if b, _ := os.ReadFile(p.log); readyLine.Match(b) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: never logged that it was ready (%s)", p.url, p.log)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 func (p *proc) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
