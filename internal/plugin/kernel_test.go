@@ -1138,36 +1138,39 @@ func BenchmarkCallTool(b *testing.B) {
 			cpu = selfCPUTime() - cpu
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/1000, "cpu-µs/call")
 		})
-		// The same call after the CPU's caches were filled with other
-		// data, as a server's other work fills them between two calls
-		// of a plugin (docs/performance.md, "Where a stdio call's time
-		// goes"): the time per op is the call's alone (the timer stops
-		// while the caches are evicted).
-		b.Run(c.name+"/cold-caches", func(b *testing.B) {
-			wasm, err := os.ReadFile(c.path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			e, err := NewEngine("")
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := e.Load(ctx, wasm, Options{Name: c.name, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close(ctx)
-			evict := make([]byte, 64<<20)
-			for b.Loop() {
-				b.StopTimer()
-				for i := 0; i < len(evict); i += 64 {
-					evict[i]++
-				}
-				b.StartTimer()
-				if _, err := p.CallTool(ctx, nil, "echo", args); err != nil {
+		// The same call after other data filled the CPU's caches, as a
+		// server's other work fills them between two calls of a plugin
+		// (docs/performance.md, "Where a stdio call's time goes"): 2 MiB,
+		// more than a core's L2 on the machines measured, and 16 MiB,
+		// half their L3. The time per op is the call's alone (the timer
+		// stops while the caches are filled).
+		for _, mib := range []int{2, 16} {
+			b.Run(fmt.Sprintf("%s/after-%dMiB", c.name, mib), func(b *testing.B) {
+				wasm, err := os.ReadFile(c.path)
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
+				e, err := NewEngine("")
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := e.Load(ctx, wasm, Options{Name: c.name, Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer p.Close(ctx)
+				other := make([]byte, mib<<20)
+				for b.Loop() {
+					b.StopTimer()
+					for i := 0; i < len(other); i += 64 {
+						other[i]++
+					}
+					b.StartTimer()
+					if _, err := p.CallTool(ctx, nil, "echo", args); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
