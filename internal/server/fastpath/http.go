@@ -38,6 +38,11 @@ import (
 // larger bodies to the go-sdk, which refuses them.
 const maxBody = mcp.DefaultMaxRequestBodyBytes
 
+// presized bounds the buffer a POST's body is read into before its bytes
+// arrive (its announced Content-Length, at most this); a larger body grows
+// it as it comes.
+const presized = 64 << 10
+
 // serverRequestStart returns where the ids of the server requests made
 // from the fast path's calls in a new session start: at random, between
 // 2^32 (apart from the go-sdk's own ids, which count from 1) and 2^53
@@ -256,16 +261,19 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 		h.next.ServeHTTP(w, r) // r.Body replays what was read: the go-sdk refuses it
 		return
 	}
-	if h.refused(w, body, hs) {
+	b := bytes.Trim(body, " \t\r\n")
+	var m message // read once, for the screen and the call
+	if len(b) > 0 && b[0] != '[' {
+		m = parseMessage(b)
+	}
+	if h.screen(w, b, hs, &m) {
 		return
 	}
-	b := bytes.Trim(body, " \t\r\n")
 	if len(b) > 0 && b[0] == '[' {
 		hr.Record(batchRefs(b))
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	m := parseMessage(b)
 	if m.kind == msgCall || m.kind == msgRequest {
 		hr.Record([]sessions.CallRef{{Method: m.method, Key: m.key, ID: sessions.IDString(m.id)}})
 	}
@@ -312,6 +320,16 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 // cannot read, it refuses itself.
 func (h *httpFast) refused(w http.ResponseWriter, body []byte, hs *httpSession) bool {
 	b := bytes.Trim(body, " \t\r\n")
+	var m message
+	if len(b) > 0 && b[0] != '[' {
+		m = parseMessage(b)
+	}
+	return h.screen(w, b, hs, &m)
+}
+
+// screen is refused of a body already trimmed, b, and, unless it is a
+// batch, read into m by parseMessage.
+func (h *httpFast) screen(w http.ResponseWriter, b []byte, hs *httpSession, m *message) bool {
 	if len(b) == 0 {
 		return false
 	}
@@ -325,7 +343,7 @@ func (h *httpFast) refused(w http.ResponseWriter, body []byte, hs *httpSession) 
 		if ref != nil && ref.err.Code == CodeParseError {
 			return false // the go-sdk's own answer
 		}
-	} else if m := parseMessage(b); m.kind == msgOther && json.Valid(b) {
+	} else if m.kind == msgOther && json.Valid(b) {
 		// parseMessage reads only ids the go-sdk keeps; others are
 		// checked here, in requests.
 		if id := rawID(b); echoable(id) != nil && id[0] != '"' && !exactID(id) {
@@ -366,12 +384,15 @@ func plainPOST(r *http.Request) (string, bool) {
 	}
 	var jsonOK, eventsOK bool
 	for _, v := range r.Header.Values("Accept") {
-		for _, t := range strings.Split(v, ",") {
+		for v != "" {
+			var t string
+			t, v, _ = strings.Cut(v, ",")
 			t, _, _ = strings.Cut(t, ";")
-			switch strings.ToLower(strings.TrimSpace(t)) {
-			case "application/json":
+			t = strings.TrimSpace(t)
+			switch {
+			case strings.EqualFold(t, "application/json"):
 				jsonOK = true
-			case "text/event-stream":
+			case strings.EqualFold(t, "text/event-stream"):
 				eventsOK = true
 			}
 		}
@@ -382,7 +403,16 @@ func plainPOST(r *http.Request) (string, bool) {
 // readBody reads r's body, up to one byte past maxBody, and leaves in
 // r.Body a reader that replays it (and, if it is longer, reads the rest).
 func readBody(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	// Into a buffer of the announced size (see presized): io.ReadAll grows
+	// one from 512 bytes, copying.
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		// A client may announce a large body and send none of it: it
+		// must not make the server hold memory for what never comes.
+		buf.Grow(int(min(n, presized)) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
+	body := buf.Bytes()
 	rest := r.Body
 	switch {
 	case err != nil:

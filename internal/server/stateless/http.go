@@ -38,6 +38,11 @@ import (
 // to it, and it refuses them.
 const maxBody = mcp.DefaultMaxRequestBodyBytes
 
+// presized bounds the buffer a POST's body is read into before its bytes
+// arrive (its announced Content-Length, at most this); a larger body grows
+// it as it comes.
+const presized = 64 << 10
+
 // Header names of Streamable HTTP.
 const (
 	headerVersion = "Mcp-Protocol-Version"
@@ -69,11 +74,14 @@ func peek(r *http.Request) *peeked {
 		r.Body = p
 		return p
 	}
-	// Read into a buffer of the body's announced size (io.ReadAll grew
-	// one from 512 bytes, copying, for every POST of every version).
+	// Read into a buffer of the body's announced size (see presized;
+	// io.ReadAll grew one from 512 bytes, copying, for every POST of every
+	// version).
 	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 && n <= maxBody {
-		buf.Grow(int(n) + bytes.MinRead)
+	if n := r.ContentLength; n > 0 {
+		// A client may announce a large body and send none of it: it
+		// must not make the server hold memory for what never comes.
+		buf.Grow(int(min(n, presized)) + bytes.MinRead)
 	}
 	_, p.err = buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
 	p.body = buf.Bytes()
