@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -25,7 +24,7 @@ func TestCompilationsTakeTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close(context.Background())
-	opts := Options{Name: "turns", Logger: slog.New(slog.DiscardHandler)}
+	opts := Options{Name: "turns", Logger: discard()}
 	for range cap(compileSlots) {
 		compileSlots <- struct{}{} // other tests' loads finish first
 	}

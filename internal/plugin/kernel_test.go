@@ -1111,24 +1111,30 @@ func bareEchoCounting(b *testing.B, wasm []byte, n *int) func(input []byte) {
 func BenchmarkCallTool(b *testing.B) {
 	ctx := context.Background()
 	args := json.RawMessage(`{"text":"hello, benchmark"}`)
+	// load loads the plugin at path in an engine of its own, closed when
+	// the benchmark ends.
+	load := func(b *testing.B, path, name string) *Plugin {
+		wasm, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e, err := NewEngine("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := e.Load(ctx, wasm, Options{Name: name, Logger: discard()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { p.Close(ctx) })
+		return p
+	}
 	for _, c := range []struct{ name, path string }{
 		{"go-pdk", testutil.BuildPlugin(b, "./bench/plugins/echo")},
 		{"wat", testutil.BuildWAT(b, "echo")},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			wasm, err := os.ReadFile(c.path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			e, err := NewEngine("")
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := e.Load(ctx, wasm, Options{Name: c.name, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close(ctx)
+			p := load(b, c.path, c.name)
 			cpu := selfCPUTime()
 			for b.Loop() {
 				if _, err := p.CallTool(ctx, nil, "echo", args); err != nil {
@@ -1146,19 +1152,7 @@ func BenchmarkCallTool(b *testing.B) {
 		// stops while the caches are filled).
 		for _, mib := range []int{2, 16} {
 			b.Run(fmt.Sprintf("%s/after-%dMiB", c.name, mib), func(b *testing.B) {
-				wasm, err := os.ReadFile(c.path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				e, err := NewEngine("")
-				if err != nil {
-					b.Fatal(err)
-				}
-				p, err := e.Load(ctx, wasm, Options{Name: c.name, Logger: slog.New(slog.DiscardHandler)})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer p.Close(ctx)
+				p := load(b, c.path, c.name)
 				other := make([]byte, mib<<20)
 				for b.Loop() {
 					b.StopTimer()
