@@ -51,11 +51,10 @@ type Core struct {
 	log     *slog.Logger
 	calls   *tracker // calls in progress
 	metrics *metrics.Metrics
-	tracer  trace.Tracer
-	// tracing is false when no TracerProvider was given: spans are then
-	// not started at all, rather than started on the no-op tracer, whose
-	// names and attributes were built for nothing on every call.
-	tracing   bool
+	// tracer is nil when no TracerProvider was given: spans are then not
+	// started at all, rather than started on a no-op tracer, whose names
+	// and attributes were built for nothing on every call.
+	tracer    trace.Tracer
 	listeners []Listener // set before the first Reload
 
 	installMu sync.Mutex // serializes installing plugin sets
@@ -147,7 +146,7 @@ func New(opts *Options) *Core {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Core{log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider), tracing: o.TracerProvider != nil}
+	return &Core{log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider)}
 }
 
 // Listen adds l to the listeners told what the core offers. Call it before

@@ -16,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/hangar-mcp/hangar/internal/auth"
 	"github.com/hangar-mcp/hangar/internal/metrics"
@@ -67,9 +66,10 @@ func (c metaCarrier) Keys() []string {
 // noSpan is the span of every request and call when tracing is off.
 var noSpan = trace.SpanFromContext(context.Background())
 
+// tracerOf is tp's tracer for Hangar's spans, or nil without tp.
 func tracerOf(tp trace.TracerProvider) trace.Tracer {
 	if tp == nil {
-		tp = noop.NewTracerProvider()
+		return nil
 	}
 	return tp.Tracer(tracerName)
 }
@@ -86,7 +86,7 @@ func tracerOf(tp trace.TracerProvider) trace.Tracer {
 // prompt name is an attribute only if some plugin offers it (so at most
 // MaxNameLength bytes for a tool), and the id is cut to maxAttribute bytes.
 func (c *Core) StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span) {
-	if !c.tracing {
+	if c.tracer == nil {
 		return ctx, noSpan
 	}
 	if len(meta) > 0 && meta["traceparent"] != nil {
@@ -215,7 +215,7 @@ func (c *Core) enter(ctx context.Context, m *mount, method, name string, princip
 		c.metrics.Call(m.name, method, name, 0, metrics.KindForbidden)
 		return ctx, nil, notFound()
 	}
-	if !c.tracing {
+	if c.tracer == nil {
 		return ctx, &observation{c: c, plugin: m.name, method: method, name: name, start: time.Now(), span: noSpan}, nil
 	}
 	attrs := []attribute.KeyValue{attribute.String("hangar.plugin", m.name), attribute.String("mcp.method.name", method)}
