@@ -22,13 +22,14 @@ type budget struct {
 	done      bool
 }
 
-// withBudget returns a context that is cancelled with cause ErrTimeout once
-// d of running time has been spent. The caller must call stop.
-func withBudget(parent context.Context, d time.Duration) (context.Context, *budget) {
+// start starts a zero budget of d, and returns its context, which is
+// cancelled with cause ErrTimeout once d of running time has been spent.
+// The caller must call stop.
+func (b *budget) start(parent context.Context, d time.Duration) context.Context {
 	ctx, cancel := context.WithCancelCause(parent)
-	b := &budget{cancel: cancel, total: d, remaining: d}
+	b.cancel, b.total, b.remaining = cancel, d, d
 	b.resume()
-	return ctx, b
+	return ctx
 }
 
 func (b *budget) fire() {

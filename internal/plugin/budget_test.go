@@ -8,7 +8,8 @@ import (
 
 // TestBudgetSpent: the running time a budget reports leaves out its pauses.
 func TestBudgetSpent(t *testing.T) {
-	_, b := withBudget(context.Background(), 10*time.Second)
+	b := new(budget)
+	b.start(context.Background(), 10*time.Second)
 	time.Sleep(20 * time.Millisecond)
 	b.pause()
 	time.Sleep(600 * time.Millisecond)

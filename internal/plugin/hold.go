@@ -38,26 +38,32 @@ var ErrHeld = errors.New("another request is waiting for this plugin")
 // holding describes the call an instance serves, for the busy errors of
 // others.
 type holding struct {
-	who    string // Call.Holder, or the request's id
-	export string
-	budget *budget
+	holder, id string // Call.Holder and Call.ID, for who
+	refresh    bool
+	export     string
+	budget     *budget
 
 	mu        sync.Mutex
 	waitUntil time.Time // while the call waits for its client: how long it may
 }
 
-func newHolding(c *Call, export string, b *budget, refresh bool) *holding {
-	who := c.Holder
+// init readies a zero holding (one a callState holds) for the call c.
+func (h *holding) init(c *Call, export string, b *budget, refresh bool) {
+	h.holder, h.id, h.refresh, h.export, h.budget = c.Holder, c.ID, refresh, export, b
+}
+
+// who names the holder, for the callers it keeps waiting. It is made when
+// it is read, which few calls are.
+func (h *holding) who() string {
 	switch {
-	case refresh:
-		who = "Hangar, reading the lists the plugin said changed"
-	case who != "":
-	case c.ID != "":
-		who = "request " + c.ID
-	default:
-		who = "a call with no request id"
+	case h.refresh:
+		return "Hangar, reading the lists the plugin said changed"
+	case h.holder != "":
+		return h.holder
+	case h.id != "":
+		return "request " + h.id
 	}
-	return &holding{who: who, export: export, budget: b}
+	return "a call with no request id"
 }
 
 // describe says who holds the instance and until when, as of now.
@@ -66,10 +72,10 @@ func (h *holding) describe(now time.Time) string {
 	waitUntil := h.waitUntil
 	h.mu.Unlock()
 	if !waitUntil.IsZero() {
-		return fmt.Sprintf("%s (%s), waiting for its client's answer until %s (%s from now)", h.who, h.export, stamp(waitUntil), waitUntil.Sub(now).Round(time.Second))
+		return fmt.Sprintf("%s (%s), waiting for its client's answer until %s (%s from now)", h.who(), h.export, stamp(waitUntil), waitUntil.Sub(now).Round(time.Second))
 	}
 	until := now.Add(h.budget.left())
-	return fmt.Sprintf("%s (%s), running until %s at the latest (%s from now)", h.who, h.export, stamp(until), until.Sub(now).Round(time.Second))
+	return fmt.Sprintf("%s (%s), running until %s at the latest (%s from now)", h.who(), h.export, stamp(until), until.Sub(now).Round(time.Second))
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("15:04:05Z") }
@@ -152,7 +158,7 @@ func (hh heldHost) hold(ctx context.Context) (context.Context, func(error) error
 		held := errors.Is(context.Cause(ctx), ErrHeld)
 		cancel(nil)
 		if err != nil && held {
-			hh.p.log.Info("a wait for the client ended early: another request waits for the plugin", "holder", hh.h.who, "held", time.Since(start).Round(time.Millisecond))
+			hh.p.log.Info("a wait for the client ended early: another request waits for the plugin", "holder", hh.h.who(), "held", time.Since(start).Round(time.Millisecond))
 			return fmt.Errorf("no answer from the client within %s while %w (plugin %s has no free instance)", time.Since(start).Round(time.Second), ErrHeld, hh.p.name)
 		}
 		return err

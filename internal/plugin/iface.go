@@ -139,8 +139,7 @@ func decodeOutput(b []byte, out any) error {
 		// What json.Unmarshal would come to (toolResult.UnmarshalJSON),
 		// without its pass over the output to check it: plainTextResult
 		// checks what it accepts itself.
-		if res, ok := plainTextResult(b); ok {
-			r.CallToolResult = *res
+		if plainTextResult(b, &r.CallToolResult) {
 			return nil
 		}
 	}

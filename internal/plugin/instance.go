@@ -83,7 +83,7 @@ type instance struct {
 	mod         api.Module
 	m           *module
 	kernel      *kernel
-	fns         map[string]api.Function // exports looked up so far
+	fns         map[string]exported // exports looked up so far
 	initialized bool                    // the guest's runtime is
 	stack       [1]uint64
 	// vars are the instance's Extism variables (var_get, var_set).
@@ -128,7 +128,7 @@ func (m *module) instantiate(ctx context.Context, cfg wazero.ModuleConfig, maxPa
 		mod:    mod,
 		m:      m,
 		kernel: newKernel(maxPages),
-		fns:    make(map[string]api.Function, 4),
+		fns:    make(map[string]exported, 4),
 		vars:   map[string][]byte{},
 		clock:  clock,
 	}, nil
@@ -212,7 +212,6 @@ func (inst *instance) call(ctx context.Context, export string, input []byte) (re
 		}
 		inst.initialized = true
 	}
-	nres := len(fn.Definition().ResultTypes())
 	inst.stack[0] = 0
 	err = fn.CallWithStack(cctx, inst.stack[:])
 	// As Extism: an exit is the status, and exit code 0 a success.
@@ -224,7 +223,7 @@ func (inst *instance) call(ctx context.Context, export string, input []byte) (re
 		}
 	case err != nil:
 		res.rc = 1
-	case nres == 1:
+	case fn.results == 1:
 		res.rc = uint32(inst.stack[0])
 	}
 	if err != nil {
@@ -235,25 +234,34 @@ func (inst *instance) call(ctx context.Context, export string, input []byte) (re
 	return res, nil
 }
 
+// exported is an export of an instance's module, and how many results it
+// has (wazero's Definition().ResultTypes() allocates at every call).
+type exported struct {
+	api.Function
+	results int
+}
+
 // function returns the export, looked up once per instance: each lookup
 // in wazero makes a new call engine.
-func (inst *instance) function(name string) (api.Function, error) {
-	if fn := inst.fns[name]; fn != nil {
+func (inst *instance) function(name string) (exported, error) {
+	if fn := inst.fns[name]; fn.Function != nil {
 		return fn, nil
 	}
 	fn := inst.mod.ExportedFunction(name)
 	if fn == nil {
-		return nil, fmt.Errorf("unknown function: %s", name)
+		return exported{}, fmt.Errorf("unknown function: %s", name)
 	}
 	d := fn.Definition()
-	if n := len(d.ResultTypes()); n > 1 {
-		return nil, fmt.Errorf("function %s has %d results, expected 0 or 1", name, n)
+	n := len(d.ResultTypes())
+	if n > 1 {
+		return exported{}, fmt.Errorf("function %s has %d results, expected 0 or 1", name, n)
 	}
 	if n := len(d.ParamTypes()); n > 0 {
-		return nil, fmt.Errorf("function %s takes %d parameters, expected none", name, n)
+		return exported{}, fmt.Errorf("function %s takes %d parameters, expected none", name, n)
 	}
-	inst.fns[name] = fn
-	return fn, nil
+	e := exported{Function: fn, results: n}
+	inst.fns[name] = e
+	return e, nil
 }
 
 // initialize runs the guest's language runtime initialization. Haskell's

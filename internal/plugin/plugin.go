@@ -97,10 +97,17 @@ type Call struct {
 }
 
 // callState is what the host imports of a running call can see.
+//
+// The state is also the context the export runs under, whose Value gives
+// it to the host imports (stateFrom), and holds the call's budget and its
+// holding: a call allocates one of them instead of five.
 type callState struct {
 	plugin *Plugin
 	call   *Call
 	budget *budget
+	bud    budget  // what budget points to
+	hold   holding // the instance's holding, while the call holds it
+	held   Call    // call, with its Host told of the holding (heldHost)
 	// ctx is the call's context: the caller's, ended also when the budget
 	// runs out. The budget's clock stops while an import waits for the
 	// client, so it never ends such a wait; it ends a notification that
@@ -121,6 +128,16 @@ type callState struct {
 }
 
 type stateKey struct{}
+
+func (s *callState) Deadline() (time.Time, bool) { return s.ctx.Deadline() }
+func (s *callState) Done() <-chan struct{}       { return s.ctx.Done() }
+func (s *callState) Err() error                  { return s.ctx.Err() }
+func (s *callState) Value(k any) any {
+	if _, ok := k.(stateKey); ok {
+		return s
+	}
+	return s.ctx.Value(k)
+}
 
 func stateFrom(ctx context.Context) *callState {
 	s, _ := ctx.Value(stateKey{}).(*callState)
@@ -192,20 +209,21 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 // runOn runs one export on inst and returns its output, the running time it
 // spent, whether inst is still usable, and the lists it reported changed.
 func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export string, input []byte, limit time.Duration, refresh bool) (out []byte, spent time.Duration, healthy bool, changed ListSet, err error) {
-	bctx, b := withBudget(ctx, limit)
+	s := &callState{plugin: p, call: c, caller: ctx, refresh: refresh}
+	b := &s.bud
+	s.budget, s.ctx = b, b.start(ctx, limit)
 	if inst.hold.Load() == nil { // a refresh on a held instance keeps its holder
-		h := newHolding(c, export, b, refresh)
+		h := &s.hold
+		h.init(c, export, b, refresh)
 		inst.hold.Store(h)
 		defer inst.hold.Store(nil)
 		if c.Host != nil {
-			held := *c
-			held.Host = heldHost{Host: c.Host, p: p, h: h}
-			c = &held
+			s.held = *c
+			s.held.Host = heldHost{Host: c.Host, p: p, h: h}
+			s.call = &s.held
 		}
 	}
-	s := &callState{plugin: p, call: c, budget: b, ctx: bctx, caller: ctx, refresh: refresh}
-	bctx = context.WithValue(bctx, stateKey{}, s)
-	res, err := safeCall(bctx, inst, export, input)
+	res, err := safeCall(s, inst, export, input)
 	expired, spent := b.stop()
 	changed = s.changed
 

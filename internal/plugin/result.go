@@ -18,8 +18,7 @@ import (
 type toolResult struct{ mcp.CallToolResult }
 
 func (r *toolResult) UnmarshalJSON(b []byte) error {
-	if res, ok := plainTextResult(b); ok {
-		r.CallToolResult = *res
+	if plainTextResult(b, &r.CallToolResult) {
 		return nil
 	}
 	err := r.CallToolResult.UnmarshalJSON(b)
@@ -57,44 +56,46 @@ func (r *promptResult) UnmarshalJSON(b []byte) error {
 	return r.GetPromptResult.UnmarshalJSON(fixed)
 }
 
-// plainTextResult reads a result of plain text blocks, or reports false.
-func plainTextResult(b []byte) (*mcp.CallToolResult, bool) {
+// plainTextResult reads a result of plain text blocks into res, or
+// reports false, leaving res as it was.
+func plainTextResult(b []byte, res *mcp.CallToolResult) bool {
 	rest, ok := bytes.CutPrefix(b, []byte(`{"content":[`))
 	if !ok {
-		return nil, false
+		return false
 	}
 	content := []mcp.Content{}
 	for len(rest) > 0 && rest[0] != ']' {
 		if len(content) > 0 {
 			if rest, ok = bytes.CutPrefix(rest, []byte(",")); !ok {
-				return nil, false
+				return false
 			}
 		}
 		if rest, ok = bytes.CutPrefix(rest, []byte(`{"type":"text","text":"`)); !ok {
-			return nil, false
+			return false
 		}
 		end := stringEnd(rest)
 		if end < 0 {
-			return nil, false
+			return false
 		}
 		text, ok := plainText(rest[:end])
 		if !ok {
-			return nil, false
+			return false
 		}
 		content = append(content, &mcp.TextContent{Text: text})
 		if rest, ok = bytes.CutPrefix(rest[end+1:], []byte("}")); !ok {
-			return nil, false
+			return false
 		}
 	}
-	res := &mcp.CallToolResult{Content: content}
+	var isError bool
 	switch string(rest) {
 	case `]}`, `],"isError":false}`:
 	case `],"isError":true}`:
-		res.IsError = true
+		isError = true
 	default:
-		return nil, false
+		return false
 	}
-	return res, true
+	*res = mcp.CallToolResult{Content: content, IsError: isError}
+	return true
 }
 
 // stringEnd returns the index of the quote that ends a JSON string whose

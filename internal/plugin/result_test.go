@@ -29,7 +29,7 @@ func FuzzToolResult(f *testing.F) {
 		if json.Unmarshal(b, &got) != nil {
 			return
 		}
-		if _, direct := plainTextResult(b); !direct {
+		if !plainTextResult(b, new(mcp.CallToolResult)) {
 			return
 		}
 		var want mcp.CallToolResult
@@ -57,7 +57,7 @@ func TestPlainTextResult(t *testing.T) {
 		`{"content":[{"type":"text","text":"x"}],"_meta":{}}`:                   false,
 		`{ "content":[{"type":"text","text":"x"}]}`:                             false,
 	} {
-		if _, got := plainTextResult([]byte(in)); got != want {
+		if got := plainTextResult([]byte(in), new(mcp.CallToolResult)); got != want {
 			t.Errorf("%s: read directly %v, want %v", in, got, want)
 		}
 	}

@@ -33,15 +33,80 @@ type tracker struct {
 	active   int           // calls in progress
 	draining bool          // no new calls
 	idle     chan struct{} // closed when active reaches 0, while draining
-
-	stopCtx context.Context // cancelled when the drain timeout passes
-	stop    context.CancelCauseFunc
+	calls    callSet       // the calls in progress, for the drain timeout
 }
 
-func newTracker() *tracker {
-	t := &tracker{}
-	t.stopCtx, t.stop = context.WithCancelCause(context.Background())
-	return t
+func newTracker() *tracker { return &tracker{} }
+
+// A callSet is a set of calls in progress that are cancelled together: a
+// scope's, or every call of the core (at the drain timeout). The calls are
+// linked through their own entries, so that a call joins and leaves its
+// sets without an allocation, and without a context.AfterFunc of its own
+// on a context every call shares (a map entry and a lock every concurrent
+// call contends for; RATIONALE.md, "Why does a call join its scopes
+// through a list?").
+type callSet struct {
+	mu    sync.Mutex
+	head  *setEntry
+	cause error // the set was cancelled: calls that join it are cancelled at once
+}
+
+// setEntry is a call's place in one callSet.
+type setEntry struct {
+	cancel     context.CancelCauseFunc
+	prev, next *setEntry
+	in         bool
+}
+
+// join adds e to the set, or cancels its call if the set was cancelled.
+func (s *callSet) join(e *setEntry) {
+	s.mu.Lock()
+	if cause := s.cause; cause != nil {
+		s.mu.Unlock()
+		e.cancel(cause)
+		return
+	}
+	e.prev, e.next, e.in = nil, s.head, true
+	if s.head != nil {
+		s.head.prev = e
+	}
+	s.head = e
+	s.mu.Unlock()
+}
+
+// leave takes e out of the set.
+func (s *callSet) leave(e *setEntry) {
+	s.mu.Lock()
+	if e.in {
+		if e.prev != nil {
+			e.prev.next = e.next
+		} else {
+			s.head = e.next
+		}
+		if e.next != nil {
+			e.next.prev = e.prev
+		}
+		e.prev, e.next, e.in = nil, nil, false
+	}
+	s.mu.Unlock()
+}
+
+// cancel cancels the calls in the set with cause, and those that join it
+// later. The first cause stays.
+func (s *callSet) cancel(cause error) {
+	s.mu.Lock()
+	if s.cause == nil {
+		s.cause = cause
+	}
+	cause = s.cause
+	var cancels []context.CancelCauseFunc
+	for e := s.head; e != nil; e = e.next {
+		cancels = append(cancels, e.cancel)
+	}
+	s.mu.Unlock()
+	for _, c := range cancels {
+		c(cause) // outside the lock: a cancelled context runs its own AfterFuncs
+	}
 }
 
 // A Scope is a group of calls that end together: the calls of a session,
@@ -53,6 +118,7 @@ type Scope struct {
 	end     context.CancelCauseFunc
 	cause   error        // the calls' cause, if set
 	running atomic.Int32 // its calls in progress
+	calls   callSet
 }
 
 // NewScope returns a scope that ends when End is called or ctx is done.
@@ -61,6 +127,7 @@ type Scope struct {
 func NewScope(ctx context.Context, cause error) *Scope {
 	s := &Scope{cause: cause}
 	s.ctx, s.end = context.WithCancelCause(ctx)
+	context.AfterFunc(s.ctx, func() { s.calls.cancel(s.causeOf()) })
 	return s
 }
 
@@ -93,8 +160,10 @@ type call struct {
 	t      *tracker
 	pc     plugin.Call // what the plugin is told of it
 	cancel context.CancelCauseFunc
-	stops  [3]func() bool // the context.AfterFuncs that cancel it
+	own    bool // cancel is the core's own (not Request.Cancel)
 	scopes [2]*Scope
+	// entries are its places in the tracker's set and its scopes'.
+	entries [3]setEntry
 }
 
 // begin starts serving a call: the returned context is cancelled when the
@@ -112,13 +181,18 @@ func (c *Core) begin(ctx context.Context, rq *Request) (context.Context, *call, 
 	t.mu.Unlock()
 
 	cl := &call{t: t, pc: plugin.Call{ID: rq.ID, Meta: rq.Meta, Host: rq.Client, Holder: rq.Holder}, scopes: [2]*Scope{rq.Scope, rq.Carrier}}
-	ctx, cancel := context.WithCancelCause(ctx)
-	cl.cancel = cancel
-	cl.stops[0] = context.AfterFunc(t.stopCtx, func() { cancel(context.Cause(t.stopCtx)) })
+	if cl.cancel = rq.Cancel; cl.cancel == nil {
+		ctx, cl.cancel = context.WithCancelCause(ctx)
+		cl.own = true
+	}
+	for i := range cl.entries {
+		cl.entries[i].cancel = cl.cancel
+	}
+	t.calls.join(&cl.entries[0])
 	for i, s := range cl.scopes {
 		if s != nil {
 			s.running.Add(1)
-			cl.stops[i+1] = context.AfterFunc(s.ctx, func() { cancel(s.causeOf()) })
+			s.calls.join(&cl.entries[i+1])
 		}
 	}
 	return ctx, cl, nil
@@ -131,18 +205,21 @@ func (cl *call) end() {
 	if f, ok := cl.pc.Host.(Flusher); ok {
 		f.Flush()
 	}
-	for _, stop := range cl.stops {
-		if stop != nil {
-			stop()
+	t := cl.t
+	t.calls.leave(&cl.entries[0])
+	for i, s := range cl.scopes {
+		if s != nil {
+			s.calls.leave(&cl.entries[i+1])
 		}
 	}
-	cl.cancel(nil)
+	if cl.own {
+		cl.cancel(nil)
+	}
 	for _, s := range cl.scopes {
 		if s != nil {
 			s.running.Add(-1)
 		}
 	}
-	t := cl.t
 	t.mu.Lock()
 	t.active--
 	if t.active == 0 && t.idle != nil {
@@ -188,7 +265,7 @@ func (t *tracker) drain(ctx context.Context) int {
 	t.mu.Lock()
 	n := t.active
 	t.mu.Unlock()
-	t.stop(errDrainTimeout)
+	t.calls.cancel(errDrainTimeout)
 	timer := time.NewTimer(CancelGrace)
 	defer timer.Stop()
 	select {

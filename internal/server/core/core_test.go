@@ -163,6 +163,40 @@ func TestScopesEndCalls(t *testing.T) {
 	}
 }
 
+// TestEndedScopeEndsNewCalls: a call whose scope has ended is cancelled
+// as it starts, with the scope's cause, whether the scope was ended or the
+// context it was made from is done.
+func TestEndedScopeEndsNewCalls(t *testing.T) {
+	c := newCore(t, []core.Mount{{Plugin: load(t, "v1full", "./internal/testplugins/v1full", config.Limits{CallTimeout: time.Minute})}})
+	errGone := fmt.Errorf("%w: the client went away", context.Canceled)
+	scopes := map[string]func() core.Request{
+		"ended": func() core.Request {
+			s := core.NewScope(context.Background(), nil)
+			s.End(errGone)
+			return core.Request{Scope: s}
+		},
+		"made from a context that is done": func() core.Request {
+			parent, cancel := context.WithCancelCause(context.Background())
+			s := core.NewScope(parent, nil)
+			cancel(errGone)
+			return core.Request{Carrier: s}
+		},
+	}
+	for name, request := range scopes {
+		for range 20 { // the scope's own cancellation runs on a goroutine: the call races it
+			start := time.Now()
+			_, err := c.CallTool(context.Background(), request(), "spin", args(map[string]any{}))
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) || je.Code != core.CodeRequestCancelled || !strings.HasSuffix(je.Message, "the client went away") {
+				t.Fatalf("%s: call: %v, want code %d", name, err, core.CodeRequestCancelled)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Fatalf("%s: the call ran %v", name, d)
+			}
+		}
+	}
+}
+
 // TestDrain: a drain waits for the calls in progress, cancels those still
 // running at its deadline, and refuses new calls.
 func TestDrain(t *testing.T) {

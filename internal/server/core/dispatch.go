@@ -60,6 +60,12 @@ type Request struct {
 	// ("request 7 of session 3F2A9C1E..."; plugin.Call.Holder): no secret,
 	// no token, no whole session ID. "" means "request ID".
 	Holder string
+	// Cancel, if set, cancels the context the request is served under
+	// (the one the core's method is given, or one it derives from), which
+	// the edge made for this request alone: the core cancels the call
+	// with it (a scope ends, the drain timeout passes) instead of making
+	// a context of its own, and leaves it to the edge to release.
+	Cancel context.CancelCauseFunc
 }
 
 // HasTool reports whether some plugin offers the tool with the exposed
@@ -190,7 +196,8 @@ func (c *Core) CallTool(ctx context.Context, rq Request, name string, args json.
 	}
 	// Hangar does not speak multi-round-trip results: what a plugin
 	// returns is a complete result, whatever fields it sets.
-	res = &mcp.CallToolResult{Meta: res.Meta, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
+	// The result is the call's own (plugin.Plugin.CallTool makes it).
+	*res = mcp.CallToolResult{Meta: res.Meta, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
 	m.exposeContent(res.Content)
 	res.Content = Content(rq.Version, res.Content)
 	return res, nil

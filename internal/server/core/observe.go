@@ -240,10 +240,11 @@ func (o *observation) end(err error) {
 
 // errorKind classifies a failed plugin call for metrics and spans.
 func errorKind(err error) string {
+	if err == nil {
+		return "" // before pe, which errors.As makes escape
+	}
 	var pe *plugin.PluginError
 	switch {
-	case err == nil:
-		return ""
 	case errors.Is(err, errInvalidArguments):
 		return metrics.KindInvalidArguments
 	case errors.Is(err, plugin.ErrTimeout):

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -147,24 +148,25 @@ func (p *Path) takes(m *message) bool {
 	return p.core.HasResource(m.key)
 }
 
-// start registers a call the fast path takes, and returns its context,
-// which cancel cancels (notifications/cancelled), or false if a request
+// start registers a call the fast path takes, and returns its context and
+// the function that cancels it (notifications/cancelled, and the core:
+// core.Request.Cancel), or false if a request
 // with its id is in progress (on either path). The caller calls release
 // when the call is answered and then running.Done.
-func (fs *fastSession) start(ctx context.Context, id jsonrpc.ID) (context.Context, bool) {
+func (fs *fastSession) start(ctx context.Context, id jsonrpc.ID) (context.Context, context.CancelCauseFunc, bool) {
 	return fs.startCall(ctx, id, false)
 }
 
 // startCall is start; open marks a call that runs until cancelled, which
 // close cancels.
-func (fs *fastSession) startCall(ctx context.Context, id jsonrpc.ID, open bool) (context.Context, bool) {
+func (fs *fastSession) startCall(ctx context.Context, id jsonrpc.ID, open bool) (context.Context, context.CancelCauseFunc, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if _, busy := fs.calls[id]; busy {
-		return nil, false
+		return nil, nil, false
 	}
 	if fs.sdk[id] > 0 || fs.closing {
-		return nil, false
+		return nil, nil, false
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	fs.calls[id] = cancel
@@ -175,7 +177,7 @@ func (fs *fastSession) startCall(ctx context.Context, id jsonrpc.ID, open bool) 
 		fs.open[id] = true
 	}
 	fs.running.Add(1)
-	return ctx, true
+	return ctx, cancel, true
 }
 
 // close stops the fast path taking calls, before running is waited on,
@@ -263,17 +265,18 @@ func (fs *fastSession) sdkDone(id jsonrpc.ID) {
 // if any; ctx carries the caller's token, if any (auth.TokenInfoFromContext).
 // As the go-sdk's receiving middleware does for its requests (sessions),
 // the request gets its span and is counted.
-func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *message, hr *sessions.HTTPRequest, header http.Header) []byte {
+func (fs *fastSession) serve(ctx context.Context, cancel context.CancelCauseFunc, ss *mcp.ServerSession, m *message, hr *sessions.HTTPRequest, header http.Header) []byte {
 	fastServed.Add(1)
 	var meta mcp.Meta
 	if m.meta != nil {
-		json.Unmarshal(m.meta, &meta) // a valid object (parseMessage): it cannot fail
+		meta = decodeMeta(m.meta)
 	}
 	var carrier *core.Scope
 	if hr != nil {
 		carrier = hr.Scope
 	}
 	rq := fs.state(ss).Request(sessions.IDString(m.id), meta, auth.TokenInfoFromContext(ctx), carrier)
+	rq.Cancel = cancel
 	target := ""
 	if m.method == "tools/call" {
 		target = m.key
@@ -313,6 +316,15 @@ func (fs *fastSession) serve(ctx context.Context, ss *mcp.ServerSession, m *mess
 	return b
 }
 
+// decodeMeta decodes a request's _meta, a valid object (parseMessage): it
+// cannot fail. (Decoded in serve, the Meta would be allocated for every
+// call, with a _meta or without.)
+func decodeMeta(b []byte) mcp.Meta {
+	var meta mcp.Meta
+	json.Unmarshal(b, &meta)
+	return meta
+}
+
 // state returns the state of the session ss, the fast session's.
 func (fs *fastSession) state(ss *mcp.ServerSession) *sessions.State {
 	if st := fs.st.Load(); st != nil {
@@ -340,7 +352,9 @@ func encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
 	defer bufs.Put(b)
 	b.Reset()
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	if err := marshalTo(b, id.Raw()); err != nil {
+	if n, ok := id.Raw().(int64); ok {
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), n, 10)) // as json.Marshal writes it
+	} else if err := marshalTo(b, id.Raw()); err != nil {
 		return nil, err
 	}
 	b.WriteString(`,"result":`)

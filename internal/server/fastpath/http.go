@@ -294,8 +294,8 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 			return
 		}
 		if ss := hs.ready(); ss != nil && h.p.takes(&m) {
-			if ctx, ok := hs.start(context.WithoutCancel(r.Context()), m.id); ok {
-				h.serve(ctx, w, r.Header, hs, ss, &m, hr, version)
+			if ctx, cancel, ok := hs.start(context.WithoutCancel(r.Context()), m.id); ok {
+				h.serve(ctx, cancel, w, r.Header, hs, ss, &m, hr, version)
 				return
 			}
 		}
@@ -455,7 +455,7 @@ func writeRPCErrorID(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrp
 }
 
 // serve runs a call the fast path took and answers it on an event stream.
-func (h *httpFast) serve(ctx context.Context, w http.ResponseWriter, header http.Header, hs *httpSession, ss *mcp.ServerSession, m *message, hr *sessions.HTTPRequest, version string) {
+func (h *httpFast) serve(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, header http.Header, hs *httpSession, ss *mcp.ServerSession, m *message, hr *sessions.HTTPRequest, version string) {
 	defer hs.running.Done()
 	st := &eventStream{hs: hs, w: w, rc: http.NewResponseController(w), store: h.store, id: crand.Text(), last: -1}
 	if st.store != nil {
@@ -469,7 +469,7 @@ func (h *httpFast) serve(ctx context.Context, w http.ResponseWriter, header http
 	if st.store != nil && version >= core.Version20251125 {
 		st.prime(ctx)
 	}
-	resp := hs.serve(context.WithValue(ctx, streamKey{}, st), ss, m, hr, header)
+	resp := hs.serve(context.WithValue(ctx, streamKey{}, st), cancel, ss, m, hr, header)
 	hs.release(m.id)
 	if hs.ended() {
 		// The go-sdk lets a request go when its session ends, and Hangar

@@ -3,6 +3,7 @@ package fastpath
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -257,4 +258,36 @@ func FuzzPlainResult(f *testing.F) {
 			t.Fatalf("direct %s\ngo-sdk %s", direct.Bytes(), sdk.Bytes())
 		}
 	})
+}
+
+// TestEncodeResultIDs: the answer's id is written as the go-sdk writes it,
+// numbers directly and strings through the encoder.
+func TestEncodeResultIDs(t *testing.T) {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{float64(0), float64(7), float64(-1), float64(1 << 53), float64(math.MinInt32), "", "7", "a\"<b>\u2028"} {
+		id, err := jsonrpc.MakeID(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, isNumber := v.(float64); isNumber {
+			if _, ok := id.Raw().(int64); !ok {
+				t.Fatalf("id %v is held as %T: the direct writing of numbers is not tested", v, id.Raw())
+			}
+		}
+		got, err := encodeResult(id, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("id %#v:\nfast   %s\ngo-sdk %s", v, got, want)
+		}
+	}
 }

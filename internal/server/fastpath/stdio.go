@@ -223,9 +223,9 @@ func (r *lineReader) route(line []byte, fast bool) {
 				return
 			}
 			if ss := fs.ready(); ss != nil && r.st.out.ok() && r.st.p.takes(&m) {
-				if ctx, ok := fs.start(r.st.base, m.id); ok {
+				if ctx, cancel, ok := fs.start(r.st.base, m.id); ok {
 					m.args, m.meta = bytes.Clone(m.args), bytes.Clone(m.meta)
-					callWorkers.run(func() { r.st.serve(ctx, ss, m) })
+					callWorkers.run(func() { r.st.serve(ctx, cancel, ss, m) })
 					return
 				}
 			}
@@ -338,7 +338,7 @@ func (r *lineReader) modern(body []byte, fast bool) bool {
 		if fs.busy(ml.ID) {
 			return true // dropped, as the go-sdk does
 		}
-		ctx, ok := fs.startCall(r.st.base, ml.ID, ml.Open)
+		ctx, _, ok := fs.startCall(r.st.base, ml.ID, ml.Open)
 		if !ok {
 			return false // the go-sdk has a request with its id: it drops this one
 		}
@@ -366,7 +366,8 @@ type workers struct {
 	calls chan func() // to an idle worker
 }
 
-// workerIdle is how long an idle worker waits for another call.
+// workerIdle is how long an idle worker waits for another call, give or
+// take one more (work).
 const workerIdle = 10 * time.Second
 
 func (w *workers) run(f func()) {
@@ -377,24 +378,32 @@ func (w *workers) run(f func()) {
 	}
 }
 
+// work runs f and then the calls it is given, until it has been idle for
+// a whole tick of workerIdle: between one and two of them. (A timer reset
+// after every call cost each call its trip through the runtime's timers.)
 func (w *workers) work(f func()) {
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
-	for {
-		f()
-		idle.Reset(workerIdle)
+	tick := time.NewTicker(workerIdle)
+	defer tick.Stop()
+	for ran := true; ; {
+		if f != nil {
+			f()
+			ran = true
+		}
 		select {
 		case f = <-w.calls:
-		case <-idle.C:
-			return
+		case <-tick.C:
+			if !ran {
+				return
+			}
+			ran, f = false, nil
 		}
 	}
 }
 
 // serve runs a call the fast path took, and writes its answer.
-func (st *ioStream) serve(ctx context.Context, ss *mcp.ServerSession, m message) {
+func (st *ioStream) serve(ctx context.Context, cancel context.CancelCauseFunc, ss *mcp.ServerSession, m message) {
 	defer st.fs.running.Done()
-	resp := st.fs.serve(ctx, ss, &m, nil, nil)
+	resp := st.fs.serve(ctx, cancel, ss, &m, nil, nil)
 	// As the go-sdk, free the id before the answer is written.
 	st.fs.release(m.id)
 	if resp != nil {
