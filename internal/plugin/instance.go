@@ -84,7 +84,7 @@ type instance struct {
 	m           *module
 	kernel      *kernel
 	fns         map[string]exported // exports looked up so far
-	initialized bool                    // the guest's runtime is
+	initialized bool                // the guest's runtime is
 	stack       [1]uint64
 	// vars are the instance's Extism variables (var_get, var_set).
 	vars map[string][]byte
