@@ -596,7 +596,12 @@ func tracingMemory(a *A) {
 	a.Figure("calls", "%d of %d names of 3.9 MB refused as unknown tools in %v", refused.Load(), calls, took)
 	a.Figure("RSS", "%.0f MiB before, at most %d MiB during, %.0f MiB after (killed at 2 GiB after 80 calls before the fix)", rssBefore, peak.Load(), rssAfter)
 	a.Check(other.Load() == 0, "%d calls got another answer", other.Load())
-	a.Check(rssAfter-rssBefore < 150, "RSS grew by %.0f MiB while the collector did not answer", rssAfter-rssBefore)
+	// The names the calls carried come to 585 MB: spans that kept them
+	// would hold at least that. What the server holds otherwise is the
+	// requests in flight and garbage, which the runtime gives back to the
+	// system when it will (RSS two seconds after the calls read 135 to
+	// 204 MiB in runs of the same build): the peak is the measure.
+	a.Check(float64(peak.Load())-rssBefore < 400, "RSS grew by %.0f MiB at the peak while the collector did not answer: the spans hold the names", float64(peak.Load())-rssBefore)
 	a.Result("the spans held no tool name: RSS %.0f MiB after %d calls with names of 3.9 MB", rssAfter, calls)
 }
 
