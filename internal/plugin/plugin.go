@@ -104,8 +104,7 @@ type Call struct {
 type callState struct {
 	plugin *Plugin
 	call   *Call
-	budget *budget
-	bud    budget  // what budget points to
+	budget budget
 	hold   holding // the instance's holding, while the call holds it
 	held   Call    // call, with its Host told of the holding (heldHost)
 	// ctx is the call's context: the caller's, ended also when the budget
@@ -210,8 +209,8 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 // spent, whether inst is still usable, and the lists it reported changed.
 func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export string, input []byte, limit time.Duration, refresh bool) (out []byte, spent time.Duration, healthy bool, changed ListSet, err error) {
 	s := &callState{plugin: p, call: c, caller: ctx, refresh: refresh}
-	b := &s.bud
-	s.budget, s.ctx = b, b.start(ctx, limit)
+	b := &s.budget
+	s.ctx = b.start(ctx, limit)
 	if inst.hold.Load() == nil { // a refresh on a held instance keeps its holder
 		h := &s.hold
 		h.init(c, export, b, refresh)
