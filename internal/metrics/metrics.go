@@ -47,11 +47,22 @@ const (
 )
 
 // methods are the MCP methods counted by name; others count as "other".
-var methods = []string{
+var methods = methodList[:]
+
+var methodList = [...]string{
 	"initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
 	"resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
 	"prompts/get", "completion/complete", "logging/setLevel", "server/discover", "subscriptions/listen",
 }
+
+// methodIndex is the index of each method in methods.
+var methodIndex = func() map[string]int {
+	idx := make(map[string]int, len(methodList))
+	for i, m := range methodList {
+		idx[m] = i
+	}
+	return idx
+}()
 
 // MaxNames bounds the tool and prompt names one plugin has series for;
 // calls of further names count under the name "_other".
@@ -88,6 +99,15 @@ type Metrics struct {
 	mu     sync.Mutex
 	names  map[string]map[string]bool // plugin -> names with series
 	series sync.Map                   // seriesKey -> *series (callSeries)
+
+	// requestSeries are the counters of Request, made on first use (a
+	// series shows in /metrics once made): per method in methods, then
+	// "other", and per outcome, ok then error. Finding them by their
+	// labels hashed both labels and took the vector's lock on every call.
+	requestSeries [len(methodList) + 1][2]struct {
+		once sync.Once
+		c    prometheus.Counter
+	}
 }
 
 // New returns metrics registered on a registry of their own, with the Go
@@ -244,11 +264,17 @@ func (m *Metrics) Request(method string, failed bool) {
 	if m == nil {
 		return
 	}
-	outcome := "ok"
-	if failed {
-		outcome = "error"
+	i, ok := methodIndex[method]
+	if !ok {
+		i, method = len(methodList), "other"
 	}
-	m.requests.WithLabelValues(boundMethod(method), outcome).Inc()
+	o, outcome := 0, "ok"
+	if failed {
+		o, outcome = 1, "error"
+	}
+	rs := &m.requestSeries[i][o]
+	rs.once.Do(func() { rs.c = m.requests.WithLabelValues(method, outcome) })
+	rs.c.Inc()
 }
 
 // Refused records an item (kind: tool, prompt, resource or resource

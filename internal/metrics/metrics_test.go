@@ -97,3 +97,57 @@ hangar_plugin_progress_dropped_total{plugin="p"} 3
 		t.Error(err)
 	}
 }
+
+// TestRequests: each method and outcome counts in a series of its own,
+// unknown methods under "other", however often they come.
+func TestRequests(t *testing.T) {
+	m := metrics.New("test")
+	for range 3 {
+		m.Request("tools/call", false)
+		m.Request("tools/call", true)
+		m.Request("ping", false)
+		m.Request("x/unknown", true)
+		m.Request("y/unknown", true)
+	}
+	for _, c := range []struct {
+		method, outcome string
+		want            float64
+	}{
+		{"tools/call", "ok", 3},
+		{"tools/call", "error", 3},
+		{"ping", "ok", 3},
+		{"other", "error", 6},
+	} {
+		if got := requests(t, m, c.method, c.outcome); got != c.want {
+			t.Errorf("%s %s: %v, want %v", c.method, c.outcome, got, c.want)
+		}
+	}
+	if n, _ := testutil.GatherAndCount(m.Registry(), "hangar_mcp_requests_total"); n != 4 {
+		t.Errorf("%d request series, want 4", n)
+	}
+}
+
+// requests is the value of hangar_mcp_requests_total for method and
+// outcome, as /metrics shows it.
+func requests(t *testing.T, m *metrics.Metrics, method, outcome string) float64 {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "hangar_mcp_requests_total" {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["method"] == method && labels["outcome"] == outcome {
+				return s.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}

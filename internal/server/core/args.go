@@ -76,7 +76,7 @@ func (s *simpleSchema) valid(raw json.RawMessage) bool {
 	if len(raw) == 0 || string(raw) == "null" {
 		return len(s.required) == 0
 	}
-	if raw[0] != '{' || !json.Valid(raw) || !numbersFit(raw) {
+	if raw[0] != '{' || !rawjson.Valid(raw) || !numbersFit(raw) {
 		return false
 	}
 	var seen rawjson.Keys

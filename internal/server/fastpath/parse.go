@@ -44,7 +44,7 @@ type message struct {
 // parseMessage reads one JSON-RPC message, b, which must be exactly one
 // JSON object (no white space around it).
 func parseMessage(b []byte) message {
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !json.Valid(b) || !utf8.Valid(b) {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !rawjson.Valid(b) || !utf8.Valid(b) {
 		return message{}
 	}
 	var (

@@ -18,7 +18,7 @@ const MaxDepth = 512
 
 // Object calls member for each member of the object b, in order, with its
 // key and the bytes of its value, and reports whether every call returned
-// true. b must be valid JSON (json.Valid): one object, which white space
+// true. b must be valid JSON (Valid, json.Valid): one object, which white space
 // may follow. Object reports false, whatever member returned, if b is not
 // an object, if a key has an escape (Object then stops), or if a value is
 // nested more than MaxDepth deep.

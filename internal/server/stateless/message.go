@@ -96,7 +96,7 @@ func nonNull(v json.RawMessage) json.RawMessage {
 // serve. It reports false for any other shape, which readMessage then
 // reads as the go-sdk does.
 func readPlain(b []byte) (*message, bool) {
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !json.Valid(b) || !utf8.Valid(b) {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !rawjson.Valid(b) || !utf8.Valid(b) {
 		return nil, false
 	}
 	m := &message{}
