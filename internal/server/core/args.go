@@ -80,11 +80,11 @@ func (s *simpleSchema) valid(raw json.RawMessage) bool {
 		return false
 	}
 	var seen rawjson.Keys
-	ok := rawjson.Object(raw, func(key string, v []byte) bool {
+	ok := rawjson.Object(raw, func(key, v []byte) bool {
 		if !seen.Add(key) {
 			return false
 		}
-		typ, ok := s.types[key]
+		typ, ok := s.types[string(key)]
 		if !ok {
 			return true // other members are allowed
 		}
@@ -110,7 +110,7 @@ func (s *simpleSchema) valid(raw json.RawMessage) bool {
 		return false
 	}
 	for _, r := range s.required {
-		if !seen.Has(r) {
+		if !seen.Has([]byte(r)) {
 			return false
 		}
 	}

@@ -55,11 +55,11 @@ func parseMessage(b []byte) message {
 		hasError             bool
 		seen                 rawjson.Keys
 	)
-	ok := rawjson.Object(b, func(key string, v []byte) bool {
+	ok := rawjson.Object(b, func(key, v []byte) bool {
 		if !seen.Add(key) {
 			return false // a duplicate key
 		}
-		switch key {
+		switch string(key) {
 		case "jsonrpc":
 			version = v
 		case "id":
@@ -129,17 +129,17 @@ func (m *message) readParams(params []byte) {
 	if m.method == "resources/read" {
 		keyName = "uri"
 	}
-	ok := rawjson.Object(params, func(key string, v []byte) bool {
+	ok := rawjson.Object(params, func(key, v []byte) bool {
 		switch {
-		case key == keyName && m.key == "":
+		case string(key) == keyName && m.key == "":
 			if s, ok := rawjson.String(v); ok {
 				m.key = s
 				return true
 			}
-		case key == "arguments" && m.method == "tools/call" && m.args == nil && v[0] == '{':
+		case string(key) == "arguments" && m.method == "tools/call" && m.args == nil && v[0] == '{':
 			m.args = v
 			return true
-		case key == "_meta" && m.meta == nil && v[0] == '{' && plainMeta(v):
+		case string(key) == "_meta" && m.meta == nil && v[0] == '{' && plainMeta(v):
 			m.meta = v
 			return true
 		}
@@ -162,8 +162,8 @@ func plainMeta(v []byte) bool {
 // whether the params hold nothing else (a plain _meta, or nothing).
 func metaOnly(params []byte) (json.RawMessage, bool) {
 	var meta json.RawMessage
-	ok := rawjson.Object(params, func(key string, v []byte) bool {
-		if key != "_meta" || meta != nil || v[0] != '{' || !plainMeta(v) {
+	ok := rawjson.Object(params, func(key, v []byte) bool {
+		if string(key) != "_meta" || meta != nil || v[0] != '{' || !plainMeta(v) {
 			return false
 		}
 		meta = v
@@ -181,11 +181,11 @@ func cancelledID(params []byte) (jsonrpc.ID, bool) {
 		seen  rawjson.Keys
 		found bool
 	)
-	ok := rawjson.Object(params, func(key string, v []byte) bool {
+	ok := rawjson.Object(params, func(key, v []byte) bool {
 		if !seen.Add(key) {
 			return false
 		}
-		switch key {
+		switch string(key) {
 		case "requestId":
 			found = true
 			if s, ok := rawjson.String(v); ok {

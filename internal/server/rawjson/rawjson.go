@@ -16,13 +16,13 @@ import (
 // refuses messages nested more than 1000 deep.
 const MaxDepth = 512
 
-// Object calls member for each member of the object b, in order, with its
-// key and the bytes of its value, and reports whether every call returned
+// Object calls member for each member of the object b, in order, with the
+// bytes of its key (unquoted) and of its value, both within b, and reports whether every call returned
 // true. b must be valid JSON (Valid, json.Valid): one object, which white space
 // may follow. Object reports false, whatever member returned, if b is not
 // an object, if a key has an escape (Object then stops), or if a value is
 // nested more than MaxDepth deep.
-func Object(b []byte, member func(key string, v []byte) bool) bool {
+func Object(b []byte, member func(key, v []byte) bool) bool {
 	p := parser{b: b}
 	return p.object(member) && !p.deep
 }
@@ -33,7 +33,7 @@ type parser struct {
 	deep bool // nested more than MaxDepth
 }
 
-func (p *parser) object(member func(key string, v []byte) bool) bool {
+func (p *parser) object(member func(key, v []byte) bool) bool {
 	b := p.b
 	if len(b) == 0 || b[0] != '{' {
 		return false
@@ -54,7 +54,7 @@ func (p *parser) object(member func(key string, v []byte) bool) bool {
 		i = SkipSpace(b, end+1) // at ':'
 		i = SkipSpace(b, i+1)
 		vend := p.skipValue(i)
-		if !member(string(key), b[i:vend]) {
+		if !member(key, b[i:vend]) {
 			return false
 		}
 		i = SkipSpace(b, vend)
@@ -128,24 +128,40 @@ func String(v []byte) (string, bool) {
 	return string(v[1 : len(v)-1]), true
 }
 
-// Keys records the keys of an object, to refuse duplicates.
-type Keys []string
+// Keys records the keys of an object, to refuse duplicates. Its zero
+// value is empty, and holds its first keys without allocating.
+type Keys struct {
+	n     int
+	first [8][]byte
+	rest  [][]byte
+}
 
 // Has reports whether key is recorded.
-func (k Keys) Has(key string) bool {
-	for _, s := range k {
-		if s == key {
+func (k *Keys) Has(key []byte) bool {
+	for _, s := range k.first[:min(k.n, len(k.first))] {
+		if string(s) == string(key) {
+			return true
+		}
+	}
+	for _, s := range k.rest {
+		if string(s) == string(key) {
 			return true
 		}
 	}
 	return false
 }
 
-// Add records key, and reports false if it was recorded already.
-func (k *Keys) Add(key string) bool {
+// Add records key, and reports false if it was recorded already. Key is
+// kept, not copied.
+func (k *Keys) Add(key []byte) bool {
 	if k.Has(key) {
 		return false
 	}
-	*k = append(*k, key)
+	if k.n < len(k.first) {
+		k.first[k.n] = key
+	} else {
+		k.rest = append(k.rest, key)
+	}
+	k.n++
 	return true
 }

@@ -9,14 +9,14 @@ import (
 // values' bytes; and what it refuses.
 func TestObject(t *testing.T) {
 	var got []string
-	ok := Object([]byte(`{ "a" : 1 , "b":"x\"y","c":{"d":[1,{"e":null}]},"f":true} `), func(key string, v []byte) bool {
-		got = append(got, key+"="+string(v))
+	ok := Object([]byte(`{ "a" : 1 , "b":"x\"y","c":{"d":[1,{"e":null}]},"f":true} `), func(key, v []byte) bool {
+		got = append(got, string(key)+"="+string(v))
 		return true
 	})
 	if want := []string{`a=1`, `b="x\"y"`, `c={"d":[1,{"e":null}]}`, `f=true`}; !ok || strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("Object: %v, %q; want true, %q", ok, got, want)
 	}
-	if !Object([]byte(`{}`), func(string, []byte) bool { t.Error("a member of {}"); return true }) {
+	if !Object([]byte(`{}`), func([]byte, []byte) bool { t.Error("a member of {}"); return true }) {
 		t.Error("Object refuses {}")
 	}
 	deep := `{"a":` + strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1) + `}`
@@ -33,7 +33,7 @@ func TestObject(t *testing.T) {
 		{edge, true},                      // as deep as allowed
 		{`{"a":1,"stop":2,"c":3}`, false}, // member said stop
 	} {
-		if got := Object([]byte(tc.in), func(key string, _ []byte) bool { return key != "stop" }); got != tc.want {
+		if got := Object([]byte(tc.in), func(key, _ []byte) bool { return string(key) != "stop" }); got != tc.want {
 			t.Errorf("Object(%.40s): %v, want %v", tc.in, got, tc.want)
 		}
 	}
@@ -61,7 +61,21 @@ func TestString(t *testing.T) {
 
 func TestKeys(t *testing.T) {
 	var k Keys
-	if !k.Add("a") || !k.Add("b") || k.Add("a") || !k.Has("b") || k.Has("c") {
-		t.Errorf("Keys: %q", k)
+	if !k.Add([]byte("a")) || !k.Add([]byte("b")) || k.Add([]byte("a")) || !k.Has([]byte("b")) || k.Has([]byte("c")) {
+		t.Errorf("Keys: %q", k.first)
+	}
+	// Past the keys held inline.
+	for i := range 20 {
+		if !k.Add([]byte{'k', byte('a' + i)}) {
+			t.Fatalf("key %d refused", i)
+		}
+	}
+	for i := range 20 {
+		if k.Add([]byte{'k', byte('a' + i)}) || !k.Has([]byte{'k', byte('a' + i)}) {
+			t.Fatalf("key %d: a duplicate taken, or not recorded", i)
+		}
+	}
+	if k.Has([]byte("z")) || k.Add([]byte("b")) {
+		t.Error("Keys: found a key never added, or took a duplicate")
 	}
 }

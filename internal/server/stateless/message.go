@@ -106,11 +106,11 @@ func readPlain(b []byte) (*message, bool) {
 		hasMethod  bool
 		paramsSeen bool
 	)
-	ok := rawjson.Object(b, func(key string, v []byte) bool {
+	ok := rawjson.Object(b, func(key, v []byte) bool {
 		if !seen.Add(key) {
 			return false
 		}
-		switch key {
+		switch string(key) {
 		case "jsonrpc":
 			version = v
 		case "id":
@@ -148,11 +148,11 @@ func readPlain(b []byte) (*message, bool) {
 		keyName = "uri"
 	}
 	var pseen rawjson.Keys
-	ok = rawjson.Object(m.params, func(key string, v []byte) bool {
+	ok = rawjson.Object(m.params, func(key, v []byte) bool {
 		if !pseen.Add(key) {
 			return false
 		}
-		switch key {
+		switch string(key) {
 		case "_meta":
 			if v[0] != '{' {
 				return string(v) == "null"
