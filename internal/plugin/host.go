@@ -179,10 +179,10 @@ func (p *Plugin) wait(s *callState, timeout time.Duration, fn func(ctx context.C
 	}
 	s.budget.pause()
 	defer s.budget.resume()
-	ctx, cancel := context.WithTimeout(s.ctx, limit)
+	ctx, cancel := context.WithTimeout(s, limit)
 	defer cancel()
 	out, err := fn(ctx)
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && s.ctx.Err() == nil {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && s.Err() == nil {
 		return nil, fmt.Errorf("no answer from the client within %s", limit)
 	}
 	return out, err

@@ -107,12 +107,6 @@ type callState struct {
 	budget budget
 	hold   holding // the instance's holding, while the call holds it
 	held   Call    // call, with its Host told of the holding (heldHost)
-	// ctx is the call's context: the caller's, ended also when the budget
-	// runs out. The budget's clock stops while an import waits for the
-	// client, so it never ends such a wait; it ends a notification that
-	// blocks (a client that reads nothing), like every other blocking path
-	// of the call (clock.go).
-	ctx context.Context
 	// caller is the caller's context, without the budget: notifications
 	// are sent under it. A session queues them (so a client that reads
 	// nothing holds no call) and writes them after the plugin's run
@@ -128,14 +122,20 @@ type callState struct {
 
 type stateKey struct{}
 
-func (s *callState) Deadline() (time.Time, bool) { return s.ctx.Deadline() }
-func (s *callState) Done() <-chan struct{}       { return s.ctx.Done() }
-func (s *callState) Err() error                  { return s.ctx.Err() }
+// The call's context is its budget's: the caller's, ended also when the
+// budget runs out. The budget's clock stops while an import waits for the
+// client, so it never ends such a wait; it ends a notification that blocks
+// (a client that reads nothing), like every other blocking path of the
+// call (clock.go).
+
+func (s *callState) Deadline() (time.Time, bool) { return s.budget.Deadline() }
+func (s *callState) Done() <-chan struct{}       { return s.budget.Done() }
+func (s *callState) Err() error                  { return s.budget.Err() }
 func (s *callState) Value(k any) any {
 	if _, ok := k.(stateKey); ok {
 		return s
 	}
-	return s.ctx.Value(k)
+	return s.budget.Value(k)
 }
 
 func stateFrom(ctx context.Context) *callState {
@@ -210,7 +210,7 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export string, input []byte, limit time.Duration, refresh bool) (out []byte, spent time.Duration, healthy bool, changed ListSet, err error) {
 	s := &callState{plugin: p, call: c, caller: ctx, refresh: refresh}
 	b := &s.budget
-	s.ctx = b.start(ctx, limit)
+	b.start(ctx, limit)
 	if inst.hold.Load() == nil { // a refresh on a held instance keeps its holder
 		h := &s.hold
 		h.init(c, export, b, refresh)
