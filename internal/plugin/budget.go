@@ -32,6 +32,11 @@ type budget struct {
 	timer     *time.Timer
 	expired   bool
 	done      bool
+	// parentEnded records that the parent had ended when the budget
+	// stopped with no context made: the context, if made later, ends as
+	// the parent did; otherwise it is cancelled, whatever the parent does
+	// after.
+	parentEnded bool
 }
 
 // linked is the budget's context, and what cancels it.
@@ -64,7 +69,13 @@ func (b *budget) linkLocked() *linked {
 	if l := b.link.Load(); l != nil {
 		return l
 	}
-	ctx, cancel := context.WithCancelCause(b.parent)
+	parent := b.parent
+	if b.done && !b.expired && !b.parentEnded {
+		// Stopped while the parent lived: ended by the stop, not by what
+		// the parent did since.
+		parent = context.WithoutCancel(parent)
+	}
+	ctx, cancel := context.WithCancelCause(parent)
 	switch {
 	case b.expired:
 		cancel(ErrTimeout)
@@ -97,8 +108,11 @@ func (b *budget) Err() error {
 	if l := b.link.Load(); l != nil {
 		return l.Err()
 	}
-	if b.ended.Load() {
-		return context.Canceled // stopped: running out makes the context
+	if b.ended.Load() { // stopped: running out makes the context
+		if b.parentEnded {
+			return b.parent.Err()
+		}
+		return context.Canceled
 	}
 	return b.parent.Err()
 }
@@ -153,8 +167,11 @@ func (b *budget) stop() (expired bool, spent time.Duration) {
 	}
 	spent = min(max(b.total-remaining, 0), b.total)
 	expired = b.expired
-	b.ended.Store(true)
 	l := b.link.Load()
+	if l == nil {
+		b.parentEnded = b.parent.Err() != nil
+	}
+	b.ended.Store(true) // after parentEnded, which Err reads once it sees ended
 	b.mu.Unlock()
 	if l != nil {
 		l.cancel(context.Canceled)

@@ -103,4 +103,28 @@ func TestBudgetContext(t *testing.T) {
 			t.Error("Done open after stop")
 		}
 	})
+	// What the context says once the budget stopped stays what it said
+	// at the stop, whatever the parent does after, and whenever it is
+	// asked (the eager context of before behaved so).
+	t.Run("stops, then the parent ends", func(t *testing.T) {
+		parent, cancel := context.WithCancelCause(context.Background())
+		b := new(budget)
+		b.start(parent, time.Minute)
+		b.stop()
+		cancel(errors.New("later"))
+		if b.Err() != context.Canceled || context.Cause(b) != context.Canceled || b.Err() != context.Canceled {
+			t.Errorf("Err %v, cause %v; want context.Canceled, context.Canceled", b.Err(), context.Cause(b))
+		}
+	})
+	t.Run("the parent ends, nothing asked, then stops", func(t *testing.T) {
+		cause := errors.New("client went away")
+		parent, cancel := context.WithCancelCause(context.Background())
+		b := new(budget)
+		b.start(parent, time.Minute)
+		cancel(cause)
+		b.stop()
+		if b.Err() != context.Canceled || context.Cause(b) != cause || b.Err() != context.Canceled {
+			t.Errorf("Err %v, cause %v; want context.Canceled, the parent's cause", b.Err(), context.Cause(b))
+		}
+	})
 }
