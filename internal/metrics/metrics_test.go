@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
+	hangartest "github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // TestBoundedLabels: however many names, methods and kinds callers pass,
@@ -118,36 +119,11 @@ func TestRequests(t *testing.T) {
 		{"ping", "ok", 3},
 		{"other", "error", 6},
 	} {
-		if got := requests(t, m, c.method, c.outcome); got != c.want {
+		if got := hangartest.Counter(t, m.Registry(), "hangar_mcp_requests_total", map[string]string{"method": c.method, "outcome": c.outcome}); got != c.want {
 			t.Errorf("%s %s: %v, want %v", c.method, c.outcome, got, c.want)
 		}
 	}
 	if n, _ := testutil.GatherAndCount(m.Registry(), "hangar_mcp_requests_total"); n != 4 {
 		t.Errorf("%d request series, want 4", n)
 	}
-}
-
-// requests is the value of hangar_mcp_requests_total for method and
-// outcome, as /metrics shows it.
-func requests(t *testing.T, m *metrics.Metrics, method, outcome string) float64 {
-	t.Helper()
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "hangar_mcp_requests_total" {
-			continue
-		}
-		for _, s := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range s.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["method"] == method && labels["outcome"] == outcome {
-				return s.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
 }

@@ -196,19 +196,7 @@ func TestModernBadInput(t *testing.T) {
 // hangar_plugin_calls_total, summed).
 func pluginCalls(t *testing.T, m *metrics.Metrics) float64 {
 	t.Helper()
-	families, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() == "hangar_plugin_calls_total" {
-			for _, mt := range f.GetMetric() {
-				n += mt.GetCounter().GetValue()
-			}
-		}
-	}
-	return n
+	return tu.Counter(t, m.Registry(), "hangar_plugin_calls_total", nil)
 }
 
 // TestModernBadInputOverStdio: over stdio, the same checks of _meta, with

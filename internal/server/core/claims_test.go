@@ -9,13 +9,12 @@ import (
 	"sync"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/internal/servertest"
+	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // syncBuffer is a log the core writes to while the test reads it.
@@ -88,29 +87,7 @@ func callText(t *testing.T, c *core.Core, name string) string {
 // refused is the value of hangar_plugin_refused_total for the labels.
 func refused(t *testing.T, m *metrics.Metrics, plugin, kind, reason string) float64 {
 	t.Helper()
-	fams, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != "hangar_plugin_refused_total" {
-			continue
-		}
-		for _, mt := range f.Metric {
-			if labels(mt) == "kind="+kind+",plugin="+plugin+",reason="+reason {
-				return mt.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
-}
-
-func labels(m *dto.Metric) string {
-	var vs []string
-	for _, l := range m.Label {
-		vs = append(vs, l.GetName()+"="+l.GetValue())
-	}
-	return strings.Join(vs, ",")
+	return testutil.Counter(t, m.Registry(), "hangar_plugin_refused_total", map[string]string{"plugin": plugin, "kind": kind, "reason": reason})
 }
 
 // TestShadowing: what a plugin adds at run time cannot take what another
