@@ -46,16 +46,15 @@ const (
 	TransportSSE            = "sse"
 )
 
-// methods are the MCP methods counted by name; others count as "other".
-var methods = methodList[:]
-
+// methodList are the MCP methods counted by name; others count as
+// "other".
 var methodList = [...]string{
 	"initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/read",
 	"resources/templates/list", "resources/subscribe", "resources/unsubscribe", "prompts/list",
 	"prompts/get", "completion/complete", "logging/setLevel", "server/discover", "subscriptions/listen",
 }
 
-// methodIndex is the index of each method in methods.
+// methodIndex is the index of each method in methodList.
 var methodIndex = func() map[string]int {
 	idx := make(map[string]int, len(methodList))
 	for i, m := range methodList {
@@ -101,7 +100,7 @@ type Metrics struct {
 	series sync.Map                   // seriesKey -> *series (callSeries)
 
 	// requestSeries are the counters of Request, made on first use (a
-	// series shows in /metrics once made): per method in methods, then
+	// series shows in /metrics once made): per method in methodList, then
 	// "other", and per outcome, ok then error. Finding them by their
 	// labels hashed both labels and took the vector's lock on every call.
 	requestSeries [len(methodList) + 1][2]struct {
@@ -252,7 +251,7 @@ func (m *Metrics) callSeries(plugin, method, name string) *series {
 }
 
 func boundMethod(method string) string {
-	if slices.Contains(methods, method) {
+	if _, ok := methodIndex[method]; ok {
 		return method
 	}
 	return "other"

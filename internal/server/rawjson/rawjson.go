@@ -17,9 +17,9 @@ import (
 const MaxDepth = 512
 
 // Object calls member for each member of the object b, in order, with the
-// bytes of its key (unquoted) and of its value, both within b, and reports whether every call returned
-// true. b must be valid JSON (Valid, json.Valid): one object, which white space
-// may follow. Object reports false, whatever member returned, if b is not
+// bytes of its key (unquoted) and of its value, both within b, and reports
+// whether every call returned true. b must be valid JSON (Valid,
+// json.Valid): one object, which white space may follow. Object reports false, whatever member returned, if b is not
 // an object, if a key has an escape (Object then stops), or if a value is
 // nested more than MaxDepth deep.
 func Object(b []byte, member func(key, v []byte) bool) bool {
