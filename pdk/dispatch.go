@@ -33,6 +33,26 @@ type frame struct {
 	env envelope
 	ctx Context
 	req CallToolRequest
+	// about names what a request other than call_tool is for, in the
+	// error of a handler that panics (see subject); ref is the reference
+	// of a completion.
+	about string
+	ref   CompleteReference
+}
+
+// subject names what the request of export name was for, as the error of
+// a handler that panicked starts: the tool, the resource's URI, the
+// prompt, or else the export.
+func (f *frame) subject(name string) string {
+	switch {
+	case name == exportCallTool && f.req.Name != "":
+		return f.req.Name
+	case name == exportComplete:
+		return "completion of " + f.ref.Name + f.ref.URI
+	case f.about != "":
+		return f.about
+	}
+	return name
 }
 
 var exports = map[string]exportFunc{
@@ -97,7 +117,7 @@ func (r *registry) serve(h hostAPI, name string, fn exportFunc, input []byte) (o
 
 	defer func() {
 		if p := recover(); p != nil {
-			output, err = nil, fmt.Errorf("%s: panic: %v", name, p)
+			output, err = nil, panicError(f.subject(name), p) // panic.go
 		}
 	}()
 	result, err := fn(r, f)
@@ -268,6 +288,7 @@ func (r *registry) readResource(f *frame) (any, error) {
 	if err := decodeRequest(exportReadResource, env.Request, &req); err != nil {
 		return nil, err
 	}
+	f.about = req.URI
 	handler, ok := r.resourceHandler(&req)
 	if !ok {
 		return nil, fmt.Errorf("resource %q not found", req.URI)
@@ -322,6 +343,7 @@ func (r *registry) getPrompt(f *frame) (any, error) {
 	if err := decodeRequest(exportGetPrompt, env.Request, &req); err != nil {
 		return nil, err
 	}
+	f.about = req.Name
 	r.mu.Lock()
 	e, ok := r.prompts.get(req.Name)
 	r.mu.Unlock()
@@ -349,6 +371,7 @@ func (r *registry) complete(f *frame) (any, error) {
 		return nil, err
 	}
 	req.Ref.Type = refType(req.Ref.Type)
+	f.ref = req.Ref
 	r.mu.Lock()
 	handler := r.completion
 	r.mu.Unlock()

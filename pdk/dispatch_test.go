@@ -79,7 +79,7 @@ func TestCallTool(t *testing.T) {
 			`{"content":[{"type":"text","text":"boom"}],"isError":true}`, ""},
 		{`{"request":{"name":"nothing"},"context":{"id":"9","_meta":{}}}`, `{"content":[]}`, ""},
 		{`{"request":{"name":"missing"},"context":{"id":"9","_meta":{}}}`, "", `unknown tool "missing"`},
-		{`{"request":{"name":"panic"},"context":{"id":"9","_meta":{}}}`, "", "call_tool: panic: oops"},
+		{`{"request":{"name":"panic"},"context":{"id":"9","_meta":{}}}`, "", "panic: panic: oops"},
 		{`{"context":{"id":"9","_meta":{}}}`, "", "call_tool: missing request"},
 		{`not json`, "", "invalid call_tool input"},
 	}
@@ -296,5 +296,23 @@ func TestCompleteReferenceForms(t *testing.T) {
 		if err != nil || seen != tc.want {
 			t.Errorf("ref %s: handler saw %+v (err %v), want %+v", tc.ref, seen, err, tc.want)
 		}
+	}
+}
+
+// TestPanicWithoutPluginFrame: a panic with no frame of the plugin between
+// the PDK's dispatch and the panic (here the handler is the PDK's own
+// package) names no line, rather than one of the dispatch's callers.
+func TestPanicWithoutPluginFrame(t *testing.T) {
+	withRegistry(t)
+	AddTool(&Tool{Name: "boom"}, func(*Context, *CallToolRequest) (*CallToolResult, error) {
+		panic("oops")
+	})
+	_, err := invokeJSON(t, &fakeHost{}, exportCallTool, `{"request":{"name":"boom"},"context":{"id":"1"}}`)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	first, stack, _ := strings.Cut(err.Error(), "\n\n")
+	if first != "boom: panic: oops" || !strings.Contains(stack, "TestPanicWithoutPluginFrame") {
+		t.Errorf("error %q, stack\n%s", first, stack)
 	}
 }
