@@ -76,6 +76,13 @@
 // init functions afresh. Extism variables (var_get, var_set) are shared by
 // all instances of a plugin.
 //
+// A plugin calls HTTP APIs with [Fetch] (or [Get]): Hangar sends the
+// request to the hosts the plugin's grants.allowed_hosts allows, and
+// nowhere else, and a refused request fails with an error that names the
+// host and the grant to add ([ErrHTTPDenied]). Package
+// [github.com/hangar-mcp/hangar/plugintest] runs such a plugin in a test
+// against a local server (httptest) granted by address.
+//
 // The types of this package carry the JSON field names of the MCP
 // specification. Schemas (input, output and elicitation schemas) are plain
 // values of type any, so a [encoding/json.RawMessage] passes through to the

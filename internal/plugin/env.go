@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -135,11 +136,15 @@ func (p *Plugin) envFunctions() []hostFunc {
 		{"http_status_code", nil, []api.ValueType{i32}, func(ctx context.Context, s []uint64) {
 			s[0] = api.EncodeI32(instanceFrom(ctx).httpStatus)
 		}},
-		// Response headers are off, as they were in Extism's Go SDK as
-		// Hangar configured it: the answer is always "none".
+		// Response headers are kept only for requests of Hangar's PDK
+		// (see httpRequest); for others the answer is "none", as it was in
+		// Extism's Go SDK as Hangar configured it.
 		{"http_headers", nil, []api.ValueType{i64}, func(ctx context.Context, s []uint64) {
-			instanceFrom(ctx)
+			inst := instanceFrom(ctx)
 			s[0] = 0
+			if inst.httpHeaders != nil {
+				s[0] = inst.kernel.writeBlock(inst.httpHeaders)
+			}
 		}},
 		{"get_log_level", nil, []api.ValueType{i32}, func(ctx context.Context, s []uint64) {
 			s[0] = api.EncodeI32(p.logLevel(ctx))
@@ -220,62 +225,126 @@ func varSet(ctx context.Context, s []uint64) {
 }
 
 // httpRequest is Extism's http_request: s[0] is the request as JSON
-// ({"url", "method"?, "headers"?}), s[1] the body or 0; the answer is the
-// response body, or 0 when it is empty, and the status is kept for
-// http_status_code. The request goes through the plugin's own client, which
-// checks its grants (egress.go); a request that fails, or is refused, traps.
+// ({"url", "method"?, "headers"?}), s[1] the body or 0, both freed; the
+// answer is the response body, or 0 when it is empty, and the status is
+// kept for http_status_code. The request goes through the plugin's own
+// client, which checks its grants (egress.go); a request that fails, or is
+// refused, traps, as under Extism.
+//
+// A request with "hangar": 1 (Hangar's Go PDK sends it) is answered
+// instead: a failure with status 0 and {"error": message, "denied": bool}
+// as the body, so that the plugin's code gets an error it can return (the
+// message of a refusal names the grant to add, and Hangar logs it at warn
+// as well); a response with its header fields kept for http_headers.
 func (p *Plugin) httpRequest(ctx context.Context, s []uint64) {
 	inst := instanceFrom(ctx)
 	k := inst.kernel
-	inst.httpStatus = 0
+	inst.httpStatus, inst.httpHeaders = 0, nil
 	raw := mustRead(k, s[0], "http request")
 	k.free(s[0])
-	var r struct {
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-		Method  string            `json:"method"`
+	var body []byte
+	if s[1] != 0 {
+		body = mustRead(k, s[1], "http request body")
+		k.free(s[1])
 	}
+	var r httpMeta
 	if err := json.Unmarshal(raw, &r); err != nil {
 		panic(fmt.Errorf("invalid http request: %w", err))
 	}
+	resp, out, err := p.sendHTTP(ctx, &r, body)
+	if err != nil {
+		if r.Hangar != 1 {
+			panic(err)
+		}
+		s[0] = k.writeBlock(p.httpFailure(err))
+		return
+	}
+	inst.httpStatus = int32(resp.StatusCode)
+	if r.Hangar == 1 {
+		inst.httpHeaders = responseHeaders(resp.Header)
+	}
+	s[0] = k.writeBlock(out)
+}
+
+// httpMeta is http_request's request. Hangar is Hangar's own: see
+// httpRequest.
+type httpMeta struct {
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	Method  string            `json:"method"`
+	Hangar  int               `json:"hangar"`
+}
+
+// sendHTTP sends the plugin's request r with body, and returns the response
+// (its body closed) and its body, read whole within the plugin's memory.
+func (p *Plugin) sendHTTP(ctx context.Context, r *httpMeta, body []byte) (*http.Response, []byte, error) {
 	method := strings.ToUpper(r.Method)
 	if method == "" {
 		method = http.MethodGet
 	}
 	u, err := url.Parse(r.URL)
 	if err != nil {
-		panic(fmt.Errorf("invalid url: %w", err))
+		return nil, nil, fmt.Errorf("invalid url: %w", err)
 	}
-	if host := strings.ToLower(u.Hostname()); !hostAllowed(p.opts.Grants.AllowedHosts, host) {
-		panic(&hostDeniedError{plugin: p.name, host: host, why: notGranted})
+	host := strings.ToLower(u.Hostname())
+	if !hostAllowed(p.opts.Grants.AllowedHosts, host) {
+		return nil, nil, &hostDeniedError{plugin: p.name, host: host, why: notGranted}
 	}
-	var body io.Reader
-	if s[1] != 0 {
-		body = bytes.NewReader(mustRead(k, s[1], "http request body"))
-		k.free(s[1])
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, r.URL, body)
+	req, err := http.NewRequestWithContext(ctx, method, r.URL, rd)
 	if err != nil {
-		panic(err)
+		return nil, nil, err
 	}
 	for name, v := range r.Headers {
 		if isMarker(name) {
-			panic(&hostDeniedError{plugin: p.name, host: strings.ToLower(u.Hostname()), why: markerSet})
+			return nil, nil, &hostDeniedError{plugin: p.name, host: host, why: markerSet}
 		}
 		req.Header.Set(name, v)
 	}
 	resp, err := p.httpClient().Do(req)
 	if err != nil {
-		panic(err)
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	inst.httpStatus = int32(resp.StatusCode)
 	limit := min(int64(p.opts.Limits.MemoryPages)*pageSize, maxHTTPResponse)
 	out, err := io.ReadAll(http.MaxBytesReader(nil, resp.Body, limit))
-	if err != nil {
-		panic(err)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, nil, fmt.Errorf("%s %s: the response body is larger than %d bytes, what the plugin's memory (limits.memory) allows", method, u.Redacted(), limit)
 	}
-	s[0] = k.writeBlock(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, out, nil
+}
+
+// httpFailure is the answer to a failed request of Hangar's PDK; a refusal
+// is also logged.
+func (p *Plugin) httpFailure(err error) []byte {
+	var hd *hostDeniedError
+	denied := errors.As(err, &hd)
+	if denied && limiterFor(p.log).allow() {
+		p.log.Warn(hd.Error(), "source", "http_request")
+	}
+	b, _ := json.Marshal(struct {
+		Error  string `json:"error"`
+		Denied bool   `json:"denied"`
+	}{err.Error(), denied})
+	return b
+}
+
+// responseHeaders encodes h as http_headers answers it: an object of
+// strings, the values of a field sent several times joined with ", ".
+func responseHeaders(h http.Header) []byte {
+	m := make(map[string]string, len(h))
+	for name, vs := range h {
+		m[name] = strings.Join(vs, ", ")
+	}
+	b, _ := json.Marshal(m)
+	return b
 }
 
 // logLevel is get_log_level's answer: the lowest level Hangar's log takes

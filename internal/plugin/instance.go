@@ -91,6 +91,8 @@ type instance struct {
 	// httpStatus is the status of the last http_request's response.
 	httpStatus int32
 
+	httpHeaders []byte // its header fields, for http_headers (see httpRequest)
+
 	lastUsed time.Time
 	// size is what the instance holds (instanceSize) as the pool last
 	// measured it: when it was made, and each time it was returned.
