@@ -121,7 +121,7 @@ func (m *module) instantiate(ctx context.Context, cfg wazero.ModuleConfig, maxPa
 	// first call instead, where host functions can tell which call it is.
 	name := fmt.Sprintf("%s#%d", m.name, m.count.Add(1))
 	clock := &callClock{}
-	ctx = experimental.WithMemoryAllocator(ctx, memoryAllocator) // memory.go
+	ctx = experimental.WithMemoryAllocator(ctx, allocatorFor(ctx)) // memory.go, pool_memory.go
 	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg.WithName(name).WithStartFunctions().WithNanosleep(clock.sleep))
 	if err != nil {
 		return nil, err

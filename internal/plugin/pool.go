@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,43 +17,59 @@ import (
 // room). Idle instances are kept for reuse, newest first, and closed once
 // they have been idle for idleTimeout, down to minIdle; an instance
 // returned as unhealthy is closed at once.
+//
+// The pool keeps one account, under mu, of what is in use: the instances
+// lent out (busy) and being made (starting), the memory they hold, the
+// calls waiting for one (queue) and the calls parked on one, waiting for
+// their client (parked, see pool_park.go). A call gets an instance when
+// the count is below max and the memory below the budget, or an idle one;
+// otherwise it waits in the queue, and the calls waiting are served in the
+// order they came, so that a call that waits is not overtaken by those
+// that came after it.
 type pool struct {
 	compiled    *module
 	cfg         wazero.ModuleConfig
-	memPages    uint32        // the limit of each instance's Extism memory
-	slots       chan struct{} // one token per instance in use
+	memPages    uint32 // the limit of each instance's Extism memory
 	idleTimeout time.Duration
 	stopReaper  chan struct{}
+	done        chan struct{} // closed once the compiled module is closed
 
-	mu     sync.Mutex
-	idle   []*instance
-	inUse  int
-	busy   map[*instance]bool // the instances lent out
-	closed bool
-	done   chan struct{} // closed once the compiled module is closed
-
+	mu       sync.Mutex
+	max      int                    // the most instances at once
+	idle     []*instance            // newest last
+	busy     map[*instance]struct{} // the instances lent out
+	starting int                    // instances being made for a get
+	closed   bool
 	// minIdle instances are kept however long they are idle: one for a
 	// plugin that keeps state (its state is in it), none for a stateless
 	// one (setShape).
 	minIdle int
 	// budget bounds the memory of the instances (see room); held is what
-	// they hold (instanceSize, as last measured), with starting the size
-	// expected of each instance being created. returned, made by the
-	// first call that waits for memory, is closed whenever an instance is
-	// returned or closed (nil while no call waits: a channel made at every
-	// return cost each call an allocation).
+	// they hold (each one's size: as last measured, and as its linear
+	// memory grew since, see pool_memory.go), expected what the instances
+	// being made are expected to hold.
 	budget   uint64
 	held     uint64
-	starting uint64
-	returned chan struct{}
-	// capped is set while calls wait for memory rather than for a slot,
-	// for the busy error.
-	capped bool
+	expected uint64
+	// queue holds the calls waiting for an instance, first come first.
+	queue []*waiter
+	// parked holds the calls waiting for their client, oldest first, and
+	// grace the timer that ends the next one (pool_park.go).
+	parked    []*parking
+	grace     *time.Timer
+	holdGrace time.Duration
+}
 
-	// waiters counts the calls waiting for an instance; contention is
-	// closed while there is one (see hold.go).
-	waiters    int
-	contention chan struct{}
+// waiter is a call waiting in the queue. Its grant is set, under the
+// pool's mu, when it is served: an idle instance, leave to make one
+// expected to hold size, or an error; ready is then sent once.
+type waiter struct {
+	since  time.Time
+	ready  chan struct{}
+	served bool
+	inst   *instance
+	size   uint64
+	err    error
 }
 
 // defaultIdleTimeout is how long an idle instance is kept.
@@ -63,26 +80,25 @@ func newPool(compiled *module, cfg wazero.ModuleConfig, memPages uint32, max int
 		compiled:    compiled,
 		cfg:         cfg,
 		memPages:    memPages,
-		slots:       make(chan struct{}, max),
+		max:         max,
 		done:        make(chan struct{}),
 		idleTimeout: defaultIdleTimeout,
 		stopReaper:  make(chan struct{}),
-		busy:        map[*instance]bool{},
-		contention:  make(chan struct{}),
+		busy:        map[*instance]struct{}{},
 		minIdle:     1,
 		budget:      poolBudget(memPages),
+		holdGrace:   holdGrace,
 	}
 	go p.reap()
 	return p
 }
 
 // setShape sets the number of instances, and how many idle ones are kept
-// however long they are idle. It is only for a pool that no one else uses
-// yet, with no instance in use.
+// however long they are idle.
 func (p *pool) setShape(max, minIdle int) {
-	p.slots = make(chan struct{}, max)
 	p.mu.Lock()
-	p.minIdle = minIdle
+	p.max, p.minIdle = max, minIdle
+	p.dispatch() // a larger pool may serve a waiting call
 	p.mu.Unlock()
 }
 
@@ -96,16 +112,19 @@ func (p *pool) setShape(max, minIdle int) {
 // the instances hold, plus as much as the largest of them holds (what the
 // new one will likely grow to), fits in it. The first instance always
 // starts. Otherwise the call waits for an instance to be returned, as it
-// waits when max instances are in use. Small instances (a Go plugin holds a
-// few megabytes) are not held back; instances that grew to hundreds of
-// megabytes are not multiplied by the cores.
+// waits when max instances are in use. An instance's linear memory is
+// counted as it grows, and may grow only while the budget has room (or it
+// is the only instance): see pool_memory.go. Small instances (a Go plugin
+// holds a few megabytes) are not held back; instances that grew to
+// hundreds of megabytes are not multiplied by the cores.
 
 // poolBudget is the memory budget of a pool whose instances' memories are
 // limited to memPages pages each.
 func poolBudget(memPages uint32) uint64 { return 2 * uint64(memPages) * pageSize }
 
 // instanceSize is what inst holds: its linear memory and its Extism memory.
-// inst must not be running a call.
+// inst must not be running a call (or be stopped in a host import, on the
+// goroutine of its call).
 func instanceSize(inst *instance) uint64 { return inst.memory() + inst.kernel.size() }
 
 // room reports whether a new instance fits the budget, and the size to
@@ -118,20 +137,15 @@ func (p *pool) room() (bool, uint64) {
 	for _, inst := range p.idle {
 		largest = max(largest, inst.size)
 	}
-	if p.held+p.starting == 0 {
+	if p.held+p.expected == 0 {
 		return true, largest // the first instance
 	}
-	return p.held+p.starting+largest <= p.budget, largest
+	return p.held+p.expected+largest <= p.budget, largest
 }
 
-// changed wakes the calls waiting for memory: an instance was returned or
-// closed. p.mu must be held.
-func (p *pool) changed() {
-	if p.returned != nil {
-		close(p.returned)
-		p.returned = nil
-	}
-}
+// live is the number of instances: lent out, idle and being made. p.mu
+// must be held.
+func (p *pool) live() int { return len(p.busy) + len(p.idle) + p.starting }
 
 // reap closes instances idle for longer than idleTimeout, keeping minIdle.
 func (p *pool) reap() {
@@ -158,7 +172,7 @@ func (p *pool) shrink(now time.Time) {
 		p.idle = p.idle[1:]
 	}
 	if len(old) > 0 {
-		p.changed()
+		p.dispatch()
 	}
 	p.mu.Unlock()
 	for _, inst := range old {
@@ -209,147 +223,134 @@ func scheduleRelease() {
 }
 
 // get borrows an instance, creating one when none is idle. While max
-// instances are in use, or a new one would not fit the memory budget, it
-// waits, until ctx is done or, when wait > 0, for at most wait (then it
-// fails with ErrBusy).
+// instances are in use, or a new one would not fit the memory budget, or
+// other calls wait already, it waits in turn, until ctx is done or, when
+// wait > 0, for at most wait (then it fails with ErrBusy).
 func (p *pool) get(ctx context.Context, wait time.Duration) (*instance, error) {
-	var (
-		timer   *time.Timer
-		expired <-chan time.Time
-		waiting bool
-	)
-	// begin counts the call as waiting, from its first wait until end.
-	begin := func() {
-		if waiting {
+	p.mu.Lock()
+	if len(p.queue) == 0 {
+		if inst, size, ok, err := p.take(); ok {
+			p.mu.Unlock()
+			return p.granted(ctx, inst, size, err)
+		}
+	}
+	w := &waiter{since: time.Now(), ready: make(chan struct{}, 1)}
+	p.queue = append(p.queue, w)
+	p.contend() // the parked calls' grace (pool_park.go)
+	p.mu.Unlock()
+
+	var expired <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		expired = t.C
+	}
+	var err error
+	select {
+	case <-w.ready:
+		return p.granted(ctx, w.inst, w.size, w.err)
+	case <-ctx.Done():
+		err = fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
+	case <-expired:
+		err = nil
+	}
+	p.mu.Lock()
+	if w.served { // served meanwhile: the grant is this call's
+		p.mu.Unlock()
+		return p.granted(ctx, w.inst, w.size, w.err)
+	}
+	p.queue = slices.DeleteFunc(p.queue, func(x *waiter) bool { return x == w })
+	if err == nil {
+		err = p.busyError(wait) // who holds the instances (hold.go)
+	}
+	p.contend()
+	p.mu.Unlock()
+	return nil, err
+}
+
+// take lends an idle instance, or leave to make one expected to hold size,
+// when the pool has one for a call; ok false means the call must wait.
+// p.mu must be held.
+func (p *pool) take() (inst *instance, size uint64, ok bool, err error) {
+	if p.closed {
+		return nil, 0, true, ErrClosed
+	}
+	if n := len(p.idle); n > 0 {
+		inst = p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.busy[inst] = struct{}{}
+		return inst, 0, true, nil
+	}
+	if len(p.busy)+p.starting >= p.max {
+		return nil, 0, false, nil
+	}
+	fits, size := p.room()
+	if !fits {
+		return nil, 0, false, nil
+	}
+	p.starting++
+	p.expected += size
+	return nil, size, true, nil
+}
+
+// dispatch serves the waiting calls, first come first, while the pool has
+// an instance for them. p.mu must be held.
+func (p *pool) dispatch() {
+	for len(p.queue) > 0 {
+		inst, size, ok, err := p.take()
+		if !ok {
 			return
 		}
-		waiting = true
-		p.wait1(+1)
-		if wait > 0 && timer == nil {
-			timer = time.NewTimer(wait)
-			expired = timer.C
-		}
-	}
-	end := func() {
-		if waiting {
-			waiting = false
-			p.wait1(-1)
-		}
-	}
-	defer func() {
-		end()
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		select {
-		case p.slots <- struct{}{}:
-		default:
-			begin()
-			select {
-			case p.slots <- struct{}{}:
-			case <-ctx.Done():
-				return nil, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
-			case <-expired:
-				return nil, p.busyError(wait) // who holds the instances (hold.go)
-			}
-		}
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			<-p.slots
-			return nil, ErrClosed
-		}
-		if n := len(p.idle); n > 0 {
-			p.inUse++
-			inst := p.idle[n-1]
-			p.idle = p.idle[:n-1]
-			p.busy[inst] = true
-			p.capped = false
-			p.mu.Unlock()
-			end()
-			return inst, nil
-		}
-		fits, size := p.room()
-		if !fits {
-			// Wait for an instance to come back, or for memory.
-			p.capped = true
-			if p.returned == nil {
-				p.returned = make(chan struct{})
-			}
-			returned := p.returned
-			p.mu.Unlock()
-			<-p.slots
-			begin()
-			select {
-			case <-returned:
-				continue
-			case <-ctx.Done():
-				return nil, fmt.Errorf("waiting for a free instance: %w", context.Cause(ctx))
-			case <-expired:
-				return nil, p.busyError(wait)
-			}
-		}
-		p.inUse++
-		p.starting += size
-		p.mu.Unlock()
-		end()
-		return p.start(ctx, size)
+		w := p.queue[0]
+		p.queue[0] = nil
+		p.queue = p.queue[1:]
+		w.served, w.inst, w.size, w.err = true, inst, size, err
+		w.ready <- struct{}{}
 	}
 }
 
-// start makes a new instance for get, which counted it in inUse and
+// granted finishes a get that take served: the instance, or a new one.
+func (p *pool) granted(ctx context.Context, inst *instance, size uint64, err error) (*instance, error) {
+	switch {
+	case err != nil:
+		return nil, err
+	case inst != nil:
+		return inst, nil
+	}
+	return p.start(ctx, size)
+}
+
+// start makes a new instance for get, which counted it in starting and
 // expected it to hold size.
 func (p *pool) start(ctx context.Context, size uint64) (*instance, error) {
 	// Instantiation must not be cut short by the caller's deadline: a
 	// half-built instance is useless, and the cost is bounded.
-	inst, err := p.compiled.instantiate(context.WithoutCancel(ctx), p.cfg, p.memPages)
+	m := &meter{p: p}
+	inst, err := p.compiled.instantiate(withMeter(context.WithoutCancel(ctx), m), p.cfg, p.memPages)
 	p.mu.Lock()
-	p.starting -= size
+	p.starting--
+	p.expected -= size
 	if err != nil {
-		p.changed()
+		last := p.closed && p.live() == 0
+		p.dispatch()
 		p.mu.Unlock()
-		p.release()
+		if last {
+			p.closeCompiled()
+		}
 		return nil, err
 	}
 	inst.size = instanceSize(inst)
 	p.held += inst.size
-	p.busy[inst] = true
+	p.busy[inst] = struct{}{}
+	m.inst = inst // from now on its growth counts
 	p.mu.Unlock()
 	return inst, nil
 }
 
-// wait1 counts a call that begins (+1) or ends (-1) waiting for an
-// instance.
-func (p *pool) wait1(d int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.waiters += d
-	switch {
-	case d > 0 && p.waiters == 1:
-		close(p.contention)
-	case d < 0 && p.waiters == 0:
-		p.contention = make(chan struct{})
-	}
-}
-
-// contended returns a channel closed while a call waits for an instance.
-func (p *pool) contended() <-chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.contention
-}
-
-// waiting reports whether a call waits for an instance.
-func (p *pool) waiting() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.waiters > 0
-}
-
-// put gives back an instance borrowed with get. Unhealthy instances, and
-// all instances once the pool is closed, are closed instead of kept.
+// put gives back an instance borrowed with get. Unhealthy instances, all
+// instances once the pool is closed, and one whose memory would take the
+// pool's instances past the budget are closed instead of kept.
 func (p *pool) put(inst *instance, healthy bool) {
 	size := uint64(0)
 	keep := healthy && !inst.mod.IsClosed()
@@ -358,15 +359,18 @@ func (p *pool) put(inst *instance, healthy bool) {
 	}
 	p.mu.Lock()
 	delete(p.busy, inst)
-	keep = keep && !p.closed
 	p.held -= inst.size
+	// An instance is kept while it fits beside the others (the only one
+	// always does).
+	keep = keep && !p.closed && (p.held+p.expected == 0 || p.held+p.expected+size <= p.budget)
 	if keep {
 		inst.size = size
 		p.held += size
 		inst.lastUsed = time.Now()
 		p.idle = append(p.idle, inst)
 	}
-	p.changed()
+	last := p.closed && p.live() == 0
+	p.dispatch()
 	p.mu.Unlock()
 	if !keep {
 		inst.close(context.Background())
@@ -374,17 +378,6 @@ func (p *pool) put(inst *instance, healthy bool) {
 			scheduleRelease() // a crash or a timeout may leave much garbage
 		}
 	}
-	p.release()
-}
-
-// release frees the slot of an instance that is no longer in use, and
-// closes the compiled module when the pool is closed and this was the last.
-func (p *pool) release() {
-	p.mu.Lock()
-	p.inUse--
-	last := p.closed && p.inUse == 0
-	p.mu.Unlock()
-	<-p.slots
 	if last {
 		p.closeCompiled()
 	}
@@ -395,9 +388,10 @@ func (p *pool) closeCompiled() {
 	close(p.done)
 }
 
-// close closes idle instances at once. Calls in progress finish on their
-// instances, which are closed as they are returned; the compiled module is
-// closed after the last of them. close does not wait for that: see wait.
+// close closes idle instances at once, and fails the calls waiting for
+// one with ErrClosed. Calls in progress finish on their instances, which
+// are closed as they are returned; the compiled module is closed after the
+// last of them. close does not wait for that: see wait.
 func (p *pool) close(ctx context.Context) {
 	p.mu.Lock()
 	if p.closed {
@@ -411,7 +405,9 @@ func (p *pool) close(ctx context.Context) {
 	for _, inst := range idle {
 		p.held -= inst.size
 	}
-	last := p.inUse == 0
+	p.dispatch() // ErrClosed for every waiting call
+	p.contend()
+	last := p.live() == 0
 	p.mu.Unlock()
 	for _, inst := range idle {
 		inst.close(ctx)
@@ -435,5 +431,5 @@ func (p *pool) wait(ctx context.Context) error {
 func (p *pool) stats() (inUse, idle int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.inUse, len(p.idle)
+	return len(p.busy) + p.starting, len(p.idle)
 }

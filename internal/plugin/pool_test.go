@@ -182,3 +182,76 @@ func TestBusy(t *testing.T) {
 		t.Fatalf("call with the instance free: %v", err)
 	}
 }
+
+// TestPoolServesInOrder: calls waiting for an instance get one in the
+// order they came, each returned instance going to the first of them.
+func TestPoolServesInOrder(t *testing.T) {
+	ctx := context.Background()
+	p := loadEcho(t, config.Limits{MaxInstances: 1})
+	inst, err := p.pool.get(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		i    int
+		inst *instance
+	}
+	served := make(chan got, 3)
+	for i := range 3 {
+		go func() {
+			inst, err := p.pool.get(ctx, time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			served <- got{i, inst}
+		}()
+		waitQueue(t, p.pool, i+1)
+	}
+	for want := range 3 {
+		p.pool.put(inst, true)
+		g := <-served
+		if g.i != want {
+			t.Fatalf("waiting call %d got the instance, want %d (first come, first served)", g.i, want)
+		}
+		inst = g.inst
+	}
+	p.pool.put(inst, true)
+}
+
+// TestPoolWaitCancelled: a call's context ends its wait for an instance,
+// and the call leaves the queue.
+func TestPoolWaitCancelled(t *testing.T) {
+	p := loadEcho(t, config.Limits{MaxInstances: 1})
+	inst, err := p.pool.get(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = p.pool.get(ctx, time.Minute)
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
+		t.Fatalf("a cancelled wait: %v after %v, want context.Canceled at once", err, time.Since(start))
+	}
+	waitQueue(t, p.pool, 0)
+	p.pool.put(inst, true)
+	if inst2, err := p.pool.get(context.Background(), time.Second); err != nil || inst2 != inst {
+		t.Fatalf("the next call: %v, %v; want the idle instance", inst2, err)
+	}
+}
+
+// waitQueue waits until n calls wait for an instance of pool.
+func waitQueue(t *testing.T, pool *pool, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		pool.mu.Lock()
+		queued := len(pool.queue)
+		pool.mu.Unlock()
+		if queued == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls wait for an instance, want %d", queued, n)
+		}
+	}
+}

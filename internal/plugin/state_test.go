@@ -141,8 +141,8 @@ func TestInstancesFollowTheMarker(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := loadFile(t, tc.path, Options{Limits: config.Limits{MaxInstances: tc.max}})
-			if p.Stateless() != tc.stateless || p.MaxInstances() != tc.want || cap(p.pool.slots) != tc.want {
-				t.Errorf("stateless %v, max instances %d (pool %d); want %v, %d", p.Stateless(), p.MaxInstances(), cap(p.pool.slots), tc.stateless, tc.want)
+			if p.Stateless() != tc.stateless || p.MaxInstances() != tc.want || p.pool.max != tc.want {
+				t.Errorf("stateless %v, max instances %d (pool %d); want %v, %d", p.Stateless(), p.MaxInstances(), p.pool.max, tc.stateless, tc.want)
 			}
 		})
 	}

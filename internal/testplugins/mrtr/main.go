@@ -16,6 +16,9 @@
 //	roots      list_roots; answers {"nonce","roots"}
 //	url        {url}: URL elicitation, then notify_url_elicitation_completed
 //	           on accept; answers {"nonce","action"}
+//	touch      {mib, timeout_ms?}: allocates mib MiB and writes every page
+//	           of it, then elicits {name} as ask, keeping the memory until
+//	           it answers {"nonce","mib","action"}
 //	count      answers how many executions of the tools above started on
 //	           this instance
 //	prompt ask_prompt  elicits {name}; the message is "hello <name> <nonce>"
@@ -80,6 +83,7 @@ func init() {
 	pdk.AddTool(&pdk.Tool{Name: "sample", InputSchema: object(`{"prompt":{"type":"string"}}`, "prompt")}, sample)
 	pdk.AddTool(&pdk.Tool{Name: "roots", InputSchema: object(`{}`)}, roots)
 	pdk.AddTool(&pdk.Tool{Name: "url", InputSchema: object(`{"url":{"type":"string"}}`, "url")}, urlTool)
+	pdk.AddTool(&pdk.Tool{Name: "touch", InputSchema: object(`{"mib":{"type":"integer","minimum":0,"maximum":4096},"timeout_ms":{"type":"integer","minimum":0}}`, "mib")}, touch)
 	pdk.AddTool(&pdk.Tool{Name: "count", InputSchema: object(`{}`)}, count)
 	pdk.AddPrompt(&pdk.Prompt{Name: "ask_prompt"}, askPrompt)
 	pdk.AddResource(&pdk.Resource{URI: "mrtr://ask", Name: "ask"}, askResource)
@@ -178,6 +182,38 @@ func urlTool(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, e
 		ctx.NotifyURLElicitationCompleted("e-" + nonce)
 	}
 	return jsonResult(map[string]any{"nonce": nonce, "action": res.Action})
+}
+
+// touch grows the instance's memory by the MiB asked for before it waits
+// for the client, as a plugin that reads a large file or model and then
+// asks does.
+func touch(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+	nonce := begin()
+	var args struct {
+		MiB       int   `json:"mib"`
+		TimeoutMS int64 `json:"timeout_ms"`
+	}
+	if err := req.BindArguments(&args); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, args.MiB<<20)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = byte(i>>12) | 1
+	}
+	res, err := ctx.Elicit(&pdk.ElicitParams{
+		Message:         "What is your name? " + nonce,
+		RequestedSchema: nameSchema,
+		Timeout:         time.Duration(args.TimeoutMS) * time.Millisecond,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The memory is still the call's: read it back.
+	sum := 0
+	for i := 0; i < len(buf); i += 4096 {
+		sum += int(buf[i] & 1)
+	}
+	return jsonResult(map[string]any{"nonce": nonce, "mib": sum >> 8, "action": res.Action})
 }
 
 func count(*pdk.Context, *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
