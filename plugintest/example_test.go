@@ -6,6 +6,8 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -53,18 +55,17 @@ func Example() {
 	// true
 }
 
-// The plugin's entry in hangar.yaml (config values, limits, grants,
-// prefix) applies as hangar serve applies it.
+// The settings of the plugin's entry in hangar.yaml (config values,
+// limits, grants, prefix), as Go values, apply as hangar serve applies
+// them.
 func ExampleOptions_config() {
 	ctx := context.Background()
 	wasm := buildTyped()
-	s, err := plugintest.Start(ctx, wasm, &plugintest.Options{Config: `
-config:
-  greeting: Ahoy
-limits:
-  call_timeout: 1s
-prefix: demo
-`})
+	s, err := plugintest.Start(ctx, wasm, &plugintest.Options{
+		Config: map[string]string{"greeting": "Ahoy"},
+		Limits: plugintest.Limits{CallTimeout: time.Second},
+		Prefix: "demo",
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -85,6 +86,25 @@ prefix: demo
 	// Output:
 	// map[greeting:Ahoy, Ada!]
 	// true
+}
+
+// Options are checked as hangar serve checks hangar.yaml: a problem names
+// the setting.
+func ExampleOptions_invalid() {
+	_, err := plugintest.Start(context.Background(), buildTyped(), &plugintest.Options{
+		Grants: plugintest.Grants{AllowedPaths: []plugintest.Path{{Host: "./no-such-dir", Guest: "/data"}}},
+	})
+	fmt.Println(strings.Replace(err.Error(), mustAbs("no-such-dir"), "ABS", 1))
+	// Output:
+	// plugintest: Options: grants.allowed_paths[0].host: ./no-such-dir (resolved to ABS) does not exist
+}
+
+func mustAbs(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return abs
 }
 
 // Canned client answers: the client's model answers sampling requests, its

@@ -1,44 +1,40 @@
 // Package plugintest runs a Hangar plugin in a Go test, the way hangar
 // serve runs it, and connects an MCP client to it.
 //
-// A test builds the plugin from source with [Build], or takes a .wasm file
-// built otherwise, and starts it with [Start]: the module is compiled and
-// sandboxed by Hangar's engine, with the config values, limits and grants
-// of a hangar.yaml plugin entry ([Options.Config]), and served by Hangar's
-// MCP server to a real client of the MCP Go SDK over an in-memory
-// transport. The returned [Session] is that client's session: its methods
-// (CallTool, GetPrompt, ReadResource, Complete, ListTools and the others)
-// reach the plugin through everything a client of hangar serve goes
-// through, argument validation against the input schema included. The
-// client answers sampling, elicitation and roots requests with what the
-// test gives it ([Options.Client], [Options.Roots]).
+// [New] builds the plugin in a directory from source (once per directory
+// and test process), starts it with the settings of a hangar.yaml plugin
+// entry given as Go values ([Options]), and closes it when the test ends.
+// The module is compiled and sandboxed by Hangar's engine and served by
+// Hangar's MCP server to a real client of the MCP Go SDK over an in-memory
+// transport, so a call goes through everything a call to hangar serve goes
+// through, argument validation against the input schema included.
 //
 //	func TestGreet(t *testing.T) {
-//		wasm := filepath.Join(t.TempDir(), "plugin.wasm")
-//		if err := plugintest.Build(t.Context(), ".", wasm); err != nil {
-//			t.Fatal(err)
-//		}
-//		s, err := plugintest.Start(t.Context(), wasm, nil)
-//		if err != nil {
-//			t.Fatal(err)
-//		}
-//		defer s.Close()
-//		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{
-//			Name:      "greet",
-//			Arguments: map[string]any{"name": "Ada"},
+//		p := plugintest.New(t, ".", &plugintest.Options{
+//			Config: map[string]string{"greeting": "Hi"},
 //		})
-//		...
+//		var out greetOutput
+//		p.Call("greet", greetInput{Name: "Ada"}).Decode(&out)
+//		if out.Greeting != "Hi, Ada." {
+//			t.Errorf("greet: %q", out.Greeting)
+//		}
 //	}
 //
-// Modules compiled by Start are cached in memory for the life of the test
-// process, so that starting the same module again (in another test, with
-// other options) skips compiling it.
+// [Plugin.Call], [Plugin.Read] and [Plugin.Prompt] take and return the
+// plugin's own Go types and plain text; [Plugin.Session] is the MCP
+// client's session, for everything else. The client answers sampling,
+// elicitation and roots requests with what the test gives it
+// ([Options.Client], [Options.Roots]).
+//
+// [Build] and [Start] are the steps of New, for tests that build the
+// module otherwise or manage its life themselves. Modules compiled by
+// Start are cached in memory for the life of the test process, so that
+// starting the same module again (in another test, with other options)
+// skips compiling it.
 package plugintest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,6 +43,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gopkg.in/yaml.v3"
@@ -58,6 +55,10 @@ import (
 
 // ErrNoGo is returned by [Build] when the go command cannot be found.
 var ErrNoGo = errors.New("plugintest: the go command was not found; install Go (https://go.dev/dl) and put it on PATH")
+
+// ErrInvalidOptions is wrapped by the error of [Start] when [Options] hold
+// a setting hangar serve would refuse in hangar.yaml.
+var ErrInvalidOptions = errors.New("plugintest: Options")
 
 // Build compiles the main package in dir to a WebAssembly plugin at out,
 // running
@@ -96,27 +97,26 @@ func goCommand() (string, error) {
 	return p, nil
 }
 
-// Options configure [Start]. A nil *Options means defaults: the plugin
-// gets no config values, the default limits and no grants, and the client
-// supports neither sampling nor elicitation, and has no roots.
+// Options are the settings of the plugin's entry in hangar.yaml, and the
+// client's. A nil *Options means defaults: the plugin gets no config
+// values, the default limits and no grants, and the client supports
+// neither sampling nor elicitation, and has no roots. The settings are
+// checked as hangar serve checks a configuration file, and a problem is
+// reported with its key ("grants.allowed_paths[0].host: ...").
 type Options struct {
-	// Config holds the settings of the plugin's entry in hangar.yaml, in
-	// YAML, without name, path or source (Start sets the module): config,
-	// limits, grants and prefix. It is decoded and checked exactly as
-	// hangar serve decodes a configuration file; ${NAME} in grants.env reads
-	// the environment. For example:
-	//
-	//	config:
-	//	  greeting: Hi
-	//	limits:
-	//	  call_timeout: 5s
-	//	grants:
-	//	  allowed_paths:
-	//	    - {host: ./testdata, guest: /data, read_only: true}
-	Config string
-	// Dir is the directory relative paths in Config resolve against; ""
-	// means the working directory (in a test, the package's directory).
-	Dir string
+	// Config holds the plugin's config values, which it reads with
+	// pdk.Config.
+	Config map[string]string
+	// Limits bound the plugin's resources; a zero field keeps Hangar's
+	// default.
+	Limits Limits
+	// Grants are the plugin's capabilities: files, hosts, environment
+	// variables. Nothing is granted by default.
+	Grants Grants
+	// Prefix, when set, is put before the names of the plugin's tools and
+	// prompts ("prefix_name") as a prefix in hangar.yaml is.
+	Prefix string
+
 	// Client configures the MCP client. Its CreateMessageHandler answers
 	// the plugin's sampling requests and its ElicitationHandler its
 	// elicitation requests; without them, the client does not offer the
@@ -126,9 +126,40 @@ type Options struct {
 	Client *mcp.ClientOptions
 	// Roots are the client's roots, as it answers roots/list.
 	Roots []*mcp.Root
-	// Logger receives Hangar's diagnostics about the plugin, and what the
-	// plugin writes to stderr. Nil discards them.
+	// Logger receives Hangar's diagnostics about the plugin (refused
+	// files and hosts among them), and what the plugin writes to stderr.
+	// Nil discards them.
 	Logger *slog.Logger
+}
+
+// Limits are the limits of a plugin entry (limits in hangar.yaml).
+type Limits struct {
+	Memory       int64         // bytes of linear memory (limits.memory)
+	CallTimeout  time.Duration // time for one call (limits.call_timeout)
+	HostTimeout  time.Duration // time the client has to answer (limits.host_timeout)
+	MaxInstances int           // instances at once (limits.max_instances)
+	MaxOutput    int64         // bytes of one call's output (limits.max_output)
+}
+
+// Grants are the grants of a plugin entry (grants in hangar.yaml).
+type Grants struct {
+	// AllowedHosts are the hosts the plugin's HTTP requests may reach:
+	// names, IP addresses, "*.domain" or "*". A local test server
+	// (httptest.NewServer, on 127.0.0.1) is reached only through a grant
+	// that names its address, "127.0.0.1".
+	AllowedHosts []string
+	// AllowedPaths are the host directories the plugin sees.
+	AllowedPaths []Path
+	// Env holds the environment variables the plugin sees. As in
+	// hangar.yaml, ${NAME} in a value is the test's variable NAME.
+	Env map[string]string
+}
+
+// Path makes the host directory Host (relative to the working directory:
+// in a test, the package's directory) visible to the plugin at Guest.
+type Path struct {
+	Host, Guest string
+	ReadOnly    bool
 }
 
 // Session is the client's session with the server offering the plugin.
@@ -146,22 +177,20 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// entryName is the plugin's name in the configuration Start builds.
-const entryName = "plugin"
-
 // engine compiles every module Start loads, so that its in-memory
 // compilation cache serves the whole test process.
 var engine = sync.OnceValues(func() (*plugin.Engine, error) { return plugin.NewEngine("") })
 
 // Start loads the plugin module at path and connects a client to a server
-// offering it; see the package documentation. ctx bounds loading and
-// connecting only.
+// offering it; see the package documentation. The plugin is named after
+// the file, as hangar serve names it. ctx bounds loading and connecting
+// only.
 func Start(ctx context.Context, path string, opts *Options) (*Session, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	spec, err := entry(path, o.Config, o.Dir)
+	spec, err := entry(path, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -216,121 +245,87 @@ func connect(ctx context.Context, p *plugin.Plugin, prefix string, o *Options, l
 	return &Session{ClientSession: cs, end: end, plugin: p}, nil
 }
 
-// moduleKeys are the keys of a plugin entry that name its module, which
-// Start sets.
-var moduleKeys = []string{"name", "path", "source", "sha256", "verify"}
-
-// configHeader is what entry puts before the settings of Options.Config:
-// the line and column offsets below undo it in error positions.
-const (
-	configHeader = "plugins:\n  - name: %s\n    path: %s\n"
-	headerLines  = 3
-	indent       = "    "
-)
-
-// entry decodes the settings of a plugin entry, with the module at path,
-// as the configuration loader decodes a file.
-func entry(path, settings, dir string) (config.Plugin, error) {
-	settings, margin := dedent(settings)
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(settings), &doc); err != nil {
-		return config.Plugin{}, fmt.Errorf("plugintest: Options.Config: %w", err)
+// entry checks the settings of o as the configuration loader checks a
+// plugin entry of hangar.yaml with the module at path: it writes them as
+// one, and decodes that.
+func entry(path string, o *Options) (config.Plugin, error) {
+	type mount struct {
+		Host     string `yaml:"host"`
+		Guest    string `yaml:"guest"`
+		ReadOnly bool   `yaml:"read_only,omitempty"`
 	}
-	if len(doc.Content) > 0 {
-		m := doc.Content[0]
-		if m.Kind != yaml.MappingNode || m.Style&yaml.FlowStyle != 0 {
-			return config.Plugin{}, errors.New("plugintest: Options.Config must be a YAML mapping in block style, the settings of a plugin entry (config, limits, grants, prefix)")
-		}
-		for i := 0; i < len(m.Content); i += 2 {
-			for _, k := range moduleKeys {
-				if key := m.Content[i]; key.Value == k {
-					return config.Plugin{}, fmt.Errorf("plugintest: Options.Config:%d:%d: %q is set by Start, which loads the module it is given; remove it", key.Line, key.Column+margin, k)
-				}
-			}
-		}
+	type settings struct {
+		Name   string            `yaml:"name"`
+		Path   string            `yaml:"path"`
+		Prefix string            `yaml:"prefix,omitempty"`
+		Config map[string]string `yaml:"config,omitempty"`
+		Limits map[string]any    `yaml:"limits,omitempty"`
+		Grants map[string]any    `yaml:"grants,omitempty"`
 	}
-	quoted, err := json.Marshal(path) // a JSON string is a YAML double-quoted scalar
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return config.Plugin{}, fmt.Errorf("plugintest: %w", err)
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, configHeader, entryName, quoted)
-	for line := range strings.Lines(settings) {
-		b.WriteString(indent + line)
+	e := settings{Name: config.Single(abs).Name, Path: abs, Prefix: o.Prefix, Config: o.Config,
+		Limits: map[string]any{}, Grants: map[string]any{}}
+	if config.CheckName(e.Name) != nil {
+		e.Name = "plugin"
 	}
-	b.WriteString("\n")
-	cfg, err := config.Parse(b.Bytes(), "", dir, nil)
+	l := o.Limits
+	for key, d := range map[string]time.Duration{"call_timeout": l.CallTimeout, "host_timeout": l.HostTimeout} {
+		if d != 0 {
+			e.Limits[key] = d.String()
+		}
+	}
+	for key, n := range map[string]int64{"memory": l.Memory, "max_instances": int64(l.MaxInstances), "max_output": l.MaxOutput} {
+		if n != 0 {
+			e.Limits[key] = n
+		}
+	}
+	g := o.Grants
+	if len(g.AllowedHosts) > 0 {
+		e.Grants["allowed_hosts"] = g.AllowedHosts
+	}
+	if len(g.AllowedPaths) > 0 {
+		var ms []mount
+		for _, p := range g.AllowedPaths {
+			ms = append(ms, mount(p))
+		}
+		e.Grants["allowed_paths"] = ms
+	}
+	if len(g.Env) > 0 {
+		e.Grants["env"] = g.Env
+	}
+	text, err := yaml.Marshal(map[string][]settings{"plugins": {e}})
 	if err != nil {
-		return config.Plugin{}, settingsError(err, margin)
+		return config.Plugin{}, fmt.Errorf("plugintest: Options: %w", err)
+	}
+	cfg, err := config.Parse(text, "", "", os.LookupEnv)
+	if err != nil {
+		return config.Plugin{}, optionsError(err)
 	}
 	return cfg.Plugins[0], nil
 }
 
-// dedent removes the leading blanks common to every non-blank line of s,
-// so that settings written indented in a Go raw string literal, with tabs,
-// are YAML. It returns the width it removed.
-func dedent(s string) (string, int) {
-	margin := ""
-	first := true
-	for line := range strings.Lines(s) {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		lead := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
-		if first {
-			margin, first = lead, false
-			continue
-		}
-		for !strings.HasPrefix(lead, margin) {
-			margin = margin[:len(margin)-1]
-		}
-	}
-	if margin == "" {
-		return s, 0
-	}
-	var b strings.Builder
-	for line := range strings.Lines(s) {
-		if strings.TrimSpace(line) == "" {
-			b.WriteString("\n")
-			continue
-		}
-		b.WriteString(strings.TrimPrefix(line, margin))
-	}
-	return b.String(), len(margin)
-}
-
-// settingsError rewrites the positions and paths of the configuration
-// errors in err to be those of Options.Config, whose lines lost margin
-// leading blanks.
-func settingsError(err error, margin int) error {
+// optionsError rewrites the configuration errors in err to speak of
+// Options: without the position in the text entry wrote, nor the path of
+// the entry in it.
+func optionsError(err error) error {
 	var errs []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = j.Unwrap()
 	} else {
 		errs = []error{err}
 	}
-	out := make([]error, len(errs))
-	for i, e := range errs {
+	var msgs []string
+	for _, e := range errs {
+		msg := e.Error()
 		var ce *config.Error
-		if !errors.As(e, &ce) {
-			out[i] = fmt.Errorf("plugintest: %w", e)
-			continue
+		if errors.As(e, &ce) {
+			msg = strings.TrimPrefix(ce.Msg, "plugins[0].")
+			msg = strings.TrimPrefix(msg, "plugins[0]: ")
 		}
-		fixed := *ce
-		fixed.File = "plugintest: Options.Config"
-		if fixed.Line > headerLines {
-			fixed.Line -= headerLines
-			if fixed.Column > 0 {
-				fixed.Column += margin - len(indent)
-			}
-		} else {
-			fixed.Line, fixed.Column = 0, 0
-		}
-		fixed.Msg = strings.TrimPrefix(fixed.Msg, "plugins[0].")
-		if rest, ok := strings.CutPrefix(fixed.Msg, "plugins[0]: "); ok {
-			fixed.Msg = rest
-		}
-		out[i] = &fixed
+		msgs = append(msgs, msg)
 	}
-	return errors.Join(out...)
+	return fmt.Errorf("%w: %s", ErrInvalidOptions, strings.Join(msgs, "; "))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -30,15 +31,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// start starts the typed test plugin with opts.
+// typedDir is the directory of the typed test plugin.
+const typedDir = "../internal/testplugins/typed"
+
+// start starts the typed test plugin with opts, and returns its session.
 func start(t *testing.T, opts *plugintest.Options) *plugintest.Session {
 	t.Helper()
-	s, err := plugintest.Start(t.Context(), buildTyped(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return plugintest.New(t, typedDir, opts).Session()
 }
 
 func call(t *testing.T, s *plugintest.Session, name string, args map[string]any) *mcp.CallToolResult {
@@ -248,16 +247,11 @@ func TestGrantsAndLimits(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "note.txt"), []byte("granted"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, &plugintest.Options{Dir: dir, Config: `
-		config:
-		  greeting: Hi
-		grants:
-		  allowed_paths:
-		    - {host: ., guest: /data, read_only: true}
-		limits:
-		  call_timeout: 1s
-		  memory: 64MiB
-	`})
+	s := start(t, &plugintest.Options{
+		Config: map[string]string{"greeting": "Hi"},
+		Grants: plugintest.Grants{AllowedPaths: []plugintest.Path{{Host: dir, Guest: "/data", ReadOnly: true}}},
+		Limits: plugintest.Limits{CallTimeout: time.Second, Memory: 64 << 20},
+	})
 	if res := call(t, s, "read_file", map[string]any{"path": "/data/note.txt"}); jsonOf(t, res.StructuredContent) != `{"text":"granted"}` {
 		t.Errorf("read_file with the grant: %s %q", jsonOf(t, res.StructuredContent), text(res))
 	}
@@ -277,20 +271,23 @@ func TestGrantsAndLimits(t *testing.T) {
 	}
 }
 
-// TestConfigErrors checks that a bad entry is refused with the position of
-// the problem in Options.Config.
-func TestConfigErrors(t *testing.T) {
+// TestOptionsErrors checks that bad settings are refused with the
+// setting's name, as hangar serve refuses them in hangar.yaml.
+func TestOptionsErrors(t *testing.T) {
 	wasm := buildTyped()
-	for _, c := range []struct{ config, want string }{
-		{"limits:\n  call_timout: 5s\n", `plugintest: Options.Config:2:3: limits: unknown key "call_timout"; did you mean "call_timeout"?`},
-		{"\tlimits:\n\t  memory: 1.5GiB\n", "plugintest: Options.Config:2:12: limits.memory: invalid size"},
-		{"path: ./other.wasm\n", `plugintest: Options.Config:1:1: "path" is set by Start`},
-		{"{limits: {}}", "must be a YAML mapping in block style"},
-		{"grants:\n  env:\n    KEY: ${PLUGINTEST_SURELY_UNSET}\n", "Options.Config:3:10: grants.env.KEY: environment variable PLUGINTEST_SURELY_UNSET is not set"},
+	for _, c := range []struct {
+		opts plugintest.Options
+		want string
+	}{
+		{plugintest.Options{Limits: plugintest.Limits{Memory: 3 << 40}}, "plugintest: Options: limits.memory: 3298534883328 is more than the maximum"},
+		{plugintest.Options{Limits: plugintest.Limits{CallTimeout: -time.Second}}, "plugintest: Options: limits.call_timeout:"},
+		{plugintest.Options{Grants: plugintest.Grants{AllowedHosts: []string{"http://api.test/"}}}, "plugintest: Options: grants.allowed_hosts[0]:"},
+		{plugintest.Options{Grants: plugintest.Grants{Env: map[string]string{"KEY": "${PLUGINTEST_SURELY_UNSET}"}}}, "grants.env.KEY: environment variable PLUGINTEST_SURELY_UNSET is not set"},
+		{plugintest.Options{Prefix: "9bad"}, "plugintest: Options: prefix:"},
 	} {
-		_, err := plugintest.Start(t.Context(), wasm, &plugintest.Options{Config: c.config})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("config %q: error %v\nwant it to contain %q", c.config, err, c.want)
+		_, err := plugintest.Start(t.Context(), wasm, &c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, plugintest.ErrInvalidOptions) {
+			t.Errorf("options %+v: error %v\nwant it to contain %q", c.opts, err, c.want)
 		}
 	}
 	if _, err := plugintest.Start(t.Context(), filepath.Join(t.TempDir(), "missing.wasm"), nil); err == nil || !strings.Contains(err.Error(), "missing.wasm") {
