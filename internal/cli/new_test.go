@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
@@ -105,5 +108,32 @@ func TestHangarSource(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "using the Hangar checkout this hangar was built from") {
 		t.Errorf("no note on stderr: %q", errOut.String())
+	}
+}
+
+// TestScaffoldTestsPass writes a scaffold and runs its tests, as its
+// author would with "go test ./...": each test starts the plugin with
+// plugintest.New and must pass, on the host, with the scaffold's main.go
+// compiled for the host as well.
+func TestScaffoldTestsPass(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "greeter")
+	if out, errOut, code := hangar(t, "new", "--hangar-dir", testutil.Root(), "greeter", dir); code != 0 {
+		t.Fatalf("hangar new: exit %d\n%s%s", code, out, errOut)
+	}
+	if test := string(mustRead(t, filepath.Join(dir, "main_test.go"))); !strings.Contains(test, "plugintest.New(t, \".\"") {
+		t.Errorf("the scaffold's test does not use plugintest.New:\n%s", test)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-v", "./...")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test ./... in the scaffold: %v\n%s", err, out)
+	}
+	for _, test := range []string{"TestGreet", "TestPromptAndResource"} {
+		if !strings.Contains(string(out), "--- PASS: "+test+" ") {
+			t.Errorf("%s did not pass:\n%s", test, out)
+		}
 	}
 }
