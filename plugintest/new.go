@@ -15,9 +15,9 @@ import (
 )
 
 // Plugin is a plugin started by [New] for one test, and the MCP client
-// connected to it. Its methods stop the test (t.Fatal) when the call
-// itself fails: an unknown tool, a protocol error, a crashed plugin. A
-// tool's error is a result, with IsError set.
+// connected to it. Its methods stop the test (t.Fatal) when the server
+// answers with a JSON-RPC error rather than a result. A tool's error is a
+// result, with IsError set.
 type Plugin struct {
 	t testing.TB
 	s *Session
