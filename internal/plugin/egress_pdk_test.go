@@ -1,7 +1,6 @@
 package plugin_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hangar-mcp/hangar/internal/config"
@@ -42,28 +40,6 @@ func pdkFetch(t *testing.T, p *plugin.Plugin, args map[string]any) pdkFetched {
 		t.Fatalf("fetch %v: %q: %v", args, got, err)
 	}
 	return f
-}
-
-// recordingHandler keeps the messages of the records it handles.
-type recordingHandler struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.msgs = append(h.msgs, r.Level.String()+" "+r.Message)
-	return nil
-}
-func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
-
-func (h *recordingHandler) all() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return strings.Join(h.msgs, "\n")
 }
 
 // TestPDKHTTP: requests of Hangar's Go PDK (pdk.Fetch) carry their method,
@@ -102,9 +78,9 @@ func TestPDKHTTP(t *testing.T) {
 	deadAddr := closed.Addr().String()
 	closed.Close()
 
-	logs := &recordingHandler{}
+	var logs testutil.SyncBuffer
 	p := load(t, testutil.BuildPlugin(t, "./internal/testplugins/pdkhttp"), plugin.Options{
-		Name: "api", Limits: hostileLimits, Logger: slog.New(logs),
+		Name: "api", Limits: hostileLimits, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Grants: config.Grants{AllowedHosts: []string{"127.0.0.1"}},
 	})
 
@@ -145,7 +121,7 @@ func TestPDKHTTP(t *testing.T) {
 	if hangarHits != 0 {
 		t.Errorf("Hangar's server was reached %d times", hangarHits)
 	}
-	if l := logs.all(); !strings.Contains(l, `WARN HTTP request denied: host "localhost" is not in grants.allowed_hosts`) {
+	if l := logs.String(); !strings.Contains(l, `level=WARN msg="HTTP request denied: host \"localhost\" is not in grants.allowed_hosts`) {
 		t.Errorf("the refusal is not logged at warn:\n%s", l)
 	}
 	settled(t, p, "answered failures")
