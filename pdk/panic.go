@@ -117,14 +117,22 @@ func isStandard(pkg string) bool {
 }
 
 // goroutineStack returns the stack of the calling goroutine, at most
-// maxPanicStack bytes of it.
+// maxPanicStack bytes of it, from the panic on: the frames of the PDK's
+// recovery above it are left out.
 func goroutineStack() string {
 	buf := make([]byte, 4096)
 	for {
 		n := runtime.Stack(buf, false)
 		if n < len(buf) || len(buf) >= maxPanicStack {
-			return strings.TrimRight(string(buf[:n]), "\n")
+			buf = buf[:n]
+			break
 		}
 		buf = make([]byte, 2*len(buf))
 	}
+	s := strings.TrimRight(string(buf), "\n")
+	header, frames, _ := strings.Cut(s, "\n")
+	if i := strings.Index(frames, "\npanic("); i >= 0 {
+		s = header + frames[i:]
+	}
+	return s
 }

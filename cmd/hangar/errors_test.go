@@ -21,8 +21,11 @@ import (
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
-// trappyPanic is what the trappy plugin's init panics with.
-const trappyPanic = `panic: typed: AddTool "bad": input type: ForType(main.badIn): type chan int is unsupported by jsonschema`
+// trappyPanic is what the trappy plugin's init panics with, and where: the
+// line of its init that called typed.AddTool (the frames of the PDK and
+// the runtime above it are not the plugin's).
+const trappyPanic = `panic: typed: AddTool "bad": input type: ForType(main.badIn): type chan int is unsupported by jsonschema` +
+	` at github.com/hangar-mcp/hangar/internal/testplugins/trappy/main.go:21`
 
 // TestStartupPanic: a plugin that panics while it starts (a typed tool
 // whose input has a chan int) ends inspect and serve with the panic's
@@ -81,17 +84,36 @@ func TestOutOfMemory(t *testing.T) {
 	}
 }
 
+// TestPanicAtTheLine: a typed tool that writes to a nil map fails its
+// call with the tool's name and the plugin's line; the log has the
+// goroutine's stack, once, as a warning.
+func TestPanicAtTheLine(t *testing.T) {
+	panicky := copyPlugin(t, "./internal/testplugins/panicky", "panicky.wasm")
+	_, stderr, code := run(t, "call", panicky, "nilmap", `{}`)
+	want := "nilmap: panic: assignment to entry in nil map at github.com/hangar-mcp/hangar/internal/testplugins/panicky/main.go:"
+	if code != 1 || !strings.HasPrefix(lastLine(stderr), want) {
+		t.Errorf("call nilmap: exit %d, last line\n  %s\nwant\n  %s<line>", code, lastLine(stderr), want)
+	}
+	if n := strings.Count(stderr, "level=WARN"); n != 1 || !strings.Contains(stderr, `level=WARN msg="plugin handler panicked"`) ||
+		!strings.Contains(stderr, `stack="goroutine 1 [running]:\npanic(`) {
+		t.Errorf("call nilmap: %d warnings, want one with the stack:\n%s", n, stderr)
+	}
+}
+
 // TestFileWithoutGrant: a plugin reading a file outside every granted
-// directory gets the error it always got, and the log says which grant
-// would allow it.
+// directory gets the error it always got (EBADF), and the call's result
+// and the log say which grant would allow it.
 func TestFileWithoutGrant(t *testing.T) {
 	typed := copyPlugin(t, "./internal/testplugins/typed", "typed.wasm")
 	_, stderr, code := run(t, "call", typed, "read_file", `{"path":"/data/hello.txt"}`)
-	if code != 1 || lastLine(stderr) != "open /data/hello.txt: Bad file number" {
-		t.Errorf("read_file without grants: exit %d, last line %q", code, lastLine(stderr))
+	denial := `file access denied: "/data/hello.txt" is in no directory of grants.allowed_paths (no directory is granted); ` +
+		`to allow it, add {host: <a directory>, guest: /data} to grants.allowed_paths of plugin typed`
+	// The plugin's error, and what Hangar refused it, which a client
+	// that shows no log reads too.
+	if code != 1 || !strings.HasSuffix(strings.TrimSpace(stderr), "\nopen /data/hello.txt: Bad file number\n"+denial) {
+		t.Errorf("read_file without grants: exit %d, stderr\n%s\nwant it to end with the plugin's error and\n%s", code, stderr, denial)
 	}
-	want := `level=WARN msg="file access denied: \"/data/hello.txt\" is in no directory of grants.allowed_paths (no directory is granted); ` +
-		`to allow it, add {host: <a directory>, guest: /data} to grants.allowed_paths of plugin typed" plugin=typed op=open path=/data/hello.txt`
+	want := `level=WARN msg="` + strings.ReplaceAll(denial, `"`, `\"`) + `" plugin=typed op=open path=/data/hello.txt`
 	if !strings.Contains(stderr, want) {
 		t.Errorf("read_file without grants logged\n%s\nwant a line with\n%s", stderr, want)
 	}

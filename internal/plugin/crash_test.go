@@ -13,24 +13,41 @@ func TestCrashLog(t *testing.T) {
 		name    string
 		lines   []string
 		message string
+		stack   string
 		oom     bool
 		crash   []bool // which lines belong to the crash (logged at debug)
 	}{
 		{"go panic", []string{"working", "panic: boom", "", "goroutine 1 [running]:", "main.main()"},
-			"panic: boom", false, []bool{false, true, true, true, true}},
+			"panic: boom", "goroutine 1 [running]:\nmain.main()", false, []bool{false, true, true, true, true}},
 		{"go panic with a message of two lines", []string{"panic: first line", "second line", "", "goroutine 1 [running]:"},
-			"panic: first line\nsecond line", false, []bool{true, true, true, true}},
+			"panic: first line\nsecond line", "goroutine 1 [running]:", false, []bool{true, true, true, true}},
+		{"go panic placed at the plugin's first frame", []string{
+			"panic: assignment to entry in nil map", "",
+			"goroutine 1 [running]:",
+			"runtime.mapassign_faststr(0x1, {0x2, 0x3})", "\truntime/map_faststr.go:223 +0x4",
+			"strings.Repeat({0x1, 0x1}, 0xffffffffffffffff)", "\tstrings/strings.go:626 +0x2f",
+			"github.com/hangar-mcp/hangar/pdk/typed.handler[...].func1(0x1, 0x2)", "\tgithub.com/hangar-mcp/hangar/pdk/typed/typed.go:140 +0x9",
+			"example.com/calc/tools.(*T).add(...)", "\texample.com/calc/tools/add.go:12",
+			"main.init.0.func1(0x1)", "\texample.com/calc/main.go:30 +0x2",
+			"", "goroutine 2 [chan receive]:", "main.other()", "\texample.com/calc/main.go:40 +0x2"},
+			"panic: assignment to entry in nil map at example.com/calc/tools/add.go:12",
+			"goroutine 1 [running]:\nruntime.mapassign_faststr(0x1, {0x2, 0x3})\n\truntime/map_faststr.go:223 +0x4\n" +
+				"strings.Repeat({0x1, 0x1}, 0xffffffffffffffff)\n\tstrings/strings.go:626 +0x2f\n" +
+				"github.com/hangar-mcp/hangar/pdk/typed.handler[...].func1(0x1, 0x2)\n\tgithub.com/hangar-mcp/hangar/pdk/typed/typed.go:140 +0x9\n" +
+				"example.com/calc/tools.(*T).add(...)\n\texample.com/calc/tools/add.go:12\n" +
+				"main.init.0.func1(0x1)\n\texample.com/calc/main.go:30 +0x2",
+			false, []bool{true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true}},
 		{"go runtime out of memory", []string{"runtime: out of memory: cannot allocate 1048576-byte block (62783488 in use)", "fatal error: out of memory", "", "goroutine 1 gp=0x2821c0 m=0 mp=0x1dffc0 [running]:"},
-			"runtime: out of memory: cannot allocate 1048576-byte block (62783488 in use)", true, []bool{true, true, true, true}},
+			"runtime: out of memory: cannot allocate 1048576-byte block (62783488 in use)", "", true, []bool{true, true, true, true}},
 		{"go fatal error", []string{"fatal error: all goroutines are asleep - deadlock!", "", "goroutine 1 [chan receive]:"},
-			"fatal error: all goroutines are asleep - deadlock!", false, []bool{true, true, true}},
+			"fatal error: all goroutines are asleep - deadlock!", "", false, []bool{true, true, true}},
 		{"rust panic", []string{"thread 'main' panicked at src/lib.rs:12:5:", "index out of bounds: the len is 0 but the index is 3", "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"},
-			"index out of bounds: the len is 0 but the index is 3 (thread 'main' panicked at src/lib.rs:12:5)", false, []bool{true, true, true}},
+			"panic: index out of bounds: the len is 0 but the index is 3 at src/lib.rs:12:5", "", false, []bool{true, true, true}},
 		{"rust panic, before 1.73", []string{"thread '<unnamed>' panicked at 'called `Option::unwrap()` on a `None` value', src/lib.rs:3:9"},
-			"thread '<unnamed>' panicked at 'called `Option::unwrap()` on a `None` value', src/lib.rs:3:9", false, []bool{true}},
+			"panic: called `Option::unwrap()` on a `None` value at src/lib.rs:3:9", "", false, []bool{true}},
 		{"rust allocation failure", []string{"memory allocation of 1073741824 bytes failed"},
-			"memory allocation of 1073741824 bytes failed", true, []bool{true}},
-		{"no crash", []string{"a panic: in the middle is not one", "thread 'x' is fine"}, "", false, []bool{false, false}},
+			"memory allocation of 1073741824 bytes failed", "", true, []bool{true}},
+		{"no crash", []string{"a panic: in the middle is not one", "thread 'x' is fine"}, "", "", false, []bool{false, false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &crashLog{now: func() time.Time { return now }}
@@ -39,11 +56,11 @@ func TestCrashLog(t *testing.T) {
 					t.Errorf("line %q: crash %v, want %v", l, got, tc.crash[i])
 				}
 			}
-			msg, oom := c.take()
-			if msg != tc.message || oom != tc.oom {
-				t.Errorf("take = %q, %v; want %q, %v", msg, oom, tc.message, tc.oom)
+			msg, stack, oom := c.take()
+			if msg != tc.message || oom != tc.oom || stack != tc.stack {
+				t.Errorf("take = %q, %q, %v; want %q, %q, %v", msg, stack, oom, tc.message, tc.stack, tc.oom)
 			}
-			if msg, _ := c.take(); msg != "" {
+			if msg, _, _ := c.take(); msg != "" {
 				t.Errorf("taken twice: %q", msg)
 			}
 			if c.observe("an ordinary line") {
@@ -60,7 +77,7 @@ func TestCrashLog(t *testing.T) {
 	if c.observe("later output") {
 		t.Error("a line long after a crash is the crash's")
 	}
-	if msg, _ := c.take(); msg != "" {
+	if msg, _, _ := c.take(); msg != "" {
 		t.Errorf("a stale crash was taken: %q", msg)
 	}
 }

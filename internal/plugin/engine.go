@@ -142,7 +142,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	opts.Logger = opts.Logger.With("plugin", opts.Name)
 	opts.Limits = withDefaults(opts.Limits)
 
-	fsConfig, roots, err := mountGrants(opts.Name, opts.Logger, opts.Grants.AllowedPaths) // ungranted.go
+	fsConfig, grants, roots, err := mountGrants(opts.Name, opts.Logger, opts.Grants.AllowedPaths) // ungranted.go
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", opts.Name, err)
 	}
@@ -162,6 +162,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 		p.closeRoots()
 		return nil, fmt.Errorf("compiling plugin %s: %w", opts.Name, err)
 	}
+	compiled.grants = grants
 	p.compileTime = time.Since(start)
 	p.log.Debug("compiled", "elapsed", p.compileTime)
 	e.sums.record()

@@ -43,6 +43,28 @@ type PluginError struct {
 
 func (e *PluginError) Error() string { return e.Message }
 
+// maxLoggedStack bounds the stack of a recovered panic that is logged.
+const maxLoggedStack = 16 << 10
+
+// pluginError is the error of a call of export whose plugin reported msg,
+// with what Hangar refused it during the call (see ungranted.go). A
+// handler of Hangar's Go PDK that panicked reports its message, a blank
+// line and the goroutine's stack (pdk/panic.go): the stack is logged, as
+// a warning, and the error keeps the message.
+func (p *Plugin) pluginError(s *callState, export, msg string) *PluginError {
+	if first, stack, ok := strings.Cut(msg, "\n\ngoroutine "); ok && strings.Contains(first, ": panic: ") {
+		msg, stack = first, "goroutine "+stack
+		if len(stack) > maxLoggedStack {
+			stack = stack[:maxLoggedStack] + "\n..."
+		}
+		p.log.Warn("plugin handler panicked", "export", export, "error", msg, "stack", stack)
+	}
+	if d := s.deniedText(); d != "" {
+		msg += " (" + d + ")"
+	}
+	return &PluginError{Export: export, Message: msg}
+}
+
 // CrashError is a call that ended in a WebAssembly trap or a non-zero exit:
 // the plugin crashed. It wraps ErrTrap. Its reason is what the plugin's
 // language runtime wrote to stderr of the crash (a Go or Rust panic's
@@ -63,6 +85,9 @@ type CrashError struct {
 	// when the guest exited (0: it did not).
 	Reason   string
 	ExitCode uint32
+	// Denied is what Hangar refused the plugin during the call, and which
+	// grant would allow it (see ungranted.go); "" if nothing.
+	Denied string
 }
 
 func (e *CrashError) Error() string {
@@ -80,6 +105,11 @@ func (e *CrashError) Error() string {
 	} else if e.Reason != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Reason)
+	}
+	if e.Denied != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Denied)
+		b.WriteString(")")
 	}
 	return b.String()
 }
@@ -111,15 +141,15 @@ func formatBytes(n int64) string {
 // crashLog), and logs the trap's wasm stack trace: at debug when the
 // plugin said why it crashed, which the error then reports, as a warning
 // when it did not.
-func (p *Plugin) crashError(export string, err error) error {
-	e := &CrashError{Plugin: p.name, Export: export, Memory: int64(p.opts.Limits.MemoryPages) * 65536}
+func (p *Plugin) crashError(s *callState, export string, err error) error {
+	e := &CrashError{Plugin: p.name, Export: export, Memory: int64(p.opts.Limits.MemoryPages) * 65536, Denied: s.deniedText()}
 	var ie *initError
 	e.Starting = errors.As(err, &ie)
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
 		e.ExitCode = exit.ExitCode()
 	}
-	said, oom := limiterFor(p.log).crash.take()
+	said, stack, oom := limiterFor(p.log).crash.take()
 	e.OutOfMemory = oom
 	msg := err.Error()
 	if ie != nil {
@@ -131,6 +161,13 @@ func (p *Plugin) crashError(export string, err error) error {
 	}
 	level := slog.LevelWarn
 	switch {
+	case said != "" && stack != "" && !e.Starting:
+		// A Go panic no handler recovered (in a goroutine of the
+		// plugin's, say): its goroutine's stack, once a call. One at
+		// start fails every call alike, and is reported once.
+		e.Reason = said
+		p.log.Warn("plugin crashed", "export", export, "error", said, "stack", stack)
+		level = slog.LevelDebug
 	case said != "":
 		e.Reason = said
 		level = slog.LevelDebug

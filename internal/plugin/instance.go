@@ -37,6 +37,7 @@ type module struct {
 	init   []string
 	hsInit bool
 	count  atomic.Uint64 // numbers instances, for their names in stack traces
+	grants *fsGrants     // gives each instance its refusing directory (ungranted.go)
 }
 
 // newModule prepares compiled, whose imports are in rt, to be instantiated.
@@ -122,6 +123,8 @@ func (m *module) instantiate(ctx context.Context, cfg wazero.ModuleConfig, maxPa
 	name := fmt.Sprintf("%s#%d", m.name, m.count.Add(1))
 	clock := &callClock{}
 	ctx = experimental.WithMemoryAllocator(ctx, allocatorFor(ctx)) // memory.go, pool_memory.go
+	// Each instance has a refusing directory of its own (ungranted.go).
+	cfg = m.grants.config(cfg, clock)
 	mod, err := m.rt.InstantiateModule(ctx, m.compiled, cfg.WithName(name).WithStartFunctions().WithNanosleep(clock.sleep))
 	if err != nil {
 		return nil, err

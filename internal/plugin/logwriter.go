@@ -196,6 +196,16 @@ type crashLog struct {
 	at      time.Time // when the crash's first line came
 	message []string  // its message, line by line
 	oom     bool      // the runtime ran out of memory
+
+	// Of a Go crash's dump: the lines of its first goroutine (the one
+	// that crashed), how many goroutines came, the function of the last
+	// frame read, and the file:line of the first frame of the plugin's
+	// own code (see pluginFrame).
+	stack      []string
+	stackBytes int
+	goroutines int
+	fn         string
+	where      string
 }
 
 type crashState int
@@ -214,6 +224,9 @@ const (
 	// maxCrashLines and maxCrashBytes bound the message kept.
 	maxCrashLines = 8
 	maxCrashBytes = 2048
+	// maxStackLines and maxStackBytes bound the stack kept.
+	maxStackLines = 200
+	maxStackBytes = 16 << 10
 )
 
 // crashStart reports whether line starts a crash, and what it says.
@@ -262,8 +275,70 @@ func (c *crashLog) observe(line string) bool {
 		case len(c.message) < maxCrashLines && c.size()+len(line) <= maxCrashBytes:
 			c.message = append(c.message, line)
 		}
+		if c.state == inDump {
+			c.dump(line)
+		}
+	case inDump:
+		c.dump(line)
 	}
 	return true
+}
+
+// dump reads one line of a Go crash's goroutine dump: the first
+// goroutine's lines are kept, and the first of its frames that is the
+// plugin's own code is the crash's place.
+//
+//	goroutine 1 [running]:
+//	main.init.0()
+//		example.com/hello/main.go:21 +0x5
+func (c *crashLog) dump(line string) {
+	if strings.HasPrefix(line, "goroutine ") {
+		c.goroutines++
+	}
+	if c.goroutines != 1 || len(c.stack) >= maxStackLines || c.stackBytes+len(line) > maxStackBytes {
+		return
+	}
+	c.stack = append(c.stack, line)
+	c.stackBytes += len(line) + 1
+	switch {
+	case strings.HasPrefix(line, "\t"):
+		if c.where == "" && c.fn != "" && pluginFunc(c.fn) {
+			file, _, _ := strings.Cut(line[1:], " +0x")
+			c.where = file
+		}
+		c.fn = ""
+	case strings.HasPrefix(line, "goroutine "):
+		c.fn = ""
+	default:
+		fn := strings.TrimPrefix(line, "created by ")
+		fn, _, _ = strings.Cut(fn, " in goroutine ")
+		if i := strings.LastIndexByte(fn, '('); i > 0 && strings.HasSuffix(fn, ")") {
+			fn = fn[:i]
+		}
+		c.fn = fn
+	}
+}
+
+// pdkPath is the import path of Hangar's Go PDK, whose frames are not the
+// plugin's own code.
+const pdkPath = "github.com/hangar-mcp/hangar/pdk"
+
+// pluginFunc reports whether the function fn of a Go stack
+// ("example.com/m/pkg.(*T).Method", "main.init.0") is the plugin's own
+// code: not the Go runtime's, the standard library's or the PDK's. The
+// standard library's packages are those whose first element has no dot
+// (package main aside), as the Go PDK tells them (pdk/panic.go).
+func pluginFunc(fn string) bool {
+	slash := strings.LastIndexByte(fn, '/')
+	pkg := fn
+	if dot := strings.IndexByte(fn[slash+1:], '.'); dot >= 0 {
+		pkg = fn[:slash+1+dot]
+	}
+	if pkg == pdkPath || strings.HasPrefix(pkg, pdkPath+"/") {
+		return false
+	}
+	first, _, _ := strings.Cut(pkg, "/")
+	return pkg == "main" || strings.Contains(first, ".")
 }
 
 func (c *crashLog) size() int {
@@ -276,23 +351,42 @@ func (c *crashLog) size() int {
 
 func (c *crashLog) reset() {
 	c.state, c.message, c.oom = noCrash, nil, false
+	c.stack, c.stackBytes, c.goroutines, c.fn, c.where = nil, 0, 0, "", ""
 }
 
 // take returns what stderr said of the crash that just happened, if it
-// said anything in the last crashKept, and forgets it.
-func (c *crashLog) take() (message string, oom bool) {
+// said anything in the last crashKept, and forgets it: its message, in the
+// form of the Go PDK's recovered panics ("panic: <message> at
+// <file>:<line>", Go's and Rust's alike), and the stack of the goroutine
+// that crashed, if it was a Go panic.
+func (c *crashLog) take() (message, stack string, oom bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == noCrash || c.now().Sub(c.at) > crashKept {
 		c.reset()
-		return "", false
+		return "", "", false
 	}
 	message, oom = strings.Join(c.message, "\n"), c.oom
-	if strings.HasPrefix(c.message[0], "thread '") && strings.HasSuffix(c.message[0], ":") && len(c.message) > 1 {
+	first := c.message[0]
+	switch {
+	case strings.HasPrefix(first, "thread '") && strings.HasSuffix(first, ":") && len(c.message) > 1:
 		// Rust: "thread 'main' panicked at src/lib.rs:3:5:" and the
 		// message on the next lines.
-		message = strings.Join(c.message[1:], "\n") + " (" + strings.TrimSuffix(c.message[0], ":") + ")"
+		_, where, _ := strings.Cut(strings.TrimSuffix(first, ":"), "' panicked at ")
+		message = "panic: " + strings.Join(c.message[1:], "\n") + " at " + where
+	case strings.HasPrefix(first, "thread '") && strings.Contains(first, "' panicked at '"):
+		// Rust before 1.73: "thread 'main' panicked at 'message',
+		// src/lib.rs:3:5".
+		_, rest, _ := strings.Cut(first, "' panicked at '")
+		if i := strings.LastIndex(rest, "', "); i >= 0 {
+			message = "panic: " + rest[:i] + " at " + rest[i+3:]
+		}
+	case strings.HasPrefix(first, "panic: ") && c.where != "":
+		message += " at " + c.where
+	}
+	if !oom && strings.HasPrefix(first, "panic: ") {
+		stack = strings.TrimRight(strings.Join(c.stack, "\n"), "\n")
 	}
 	c.reset()
-	return message, oom
+	return message, stack, oom
 }

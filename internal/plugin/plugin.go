@@ -118,6 +118,8 @@ type callState struct {
 	// refresh marks a call that re-reads the lists after a change: its
 	// own notifications of changes are ignored.
 	refresh bool
+	// denied is what Hangar refused the call (ungranted.go).
+	denied []string
 }
 
 type stateKey struct{}
@@ -235,19 +237,21 @@ func (p *Plugin) runOn(ctx context.Context, inst *instance, c *Call, export stri
 		if denied := p.hostDenied(export, err); denied != nil {
 			return nil, spent, false, changed, denied
 		}
-		return nil, spent, false, changed, p.crashError(export, err) // errors.go
+		return nil, spent, false, changed, p.crashError(s, export, err) // errors.go
 	}
 	// A module that exited with code 0 succeeded, but is closed.
 	healthy = !inst.mod.IsClosed()
 	switch {
 	case res.err != "":
-		return nil, spent, healthy, changed, &PluginError{Export: export, Message: res.err}
+		return nil, spent, healthy, changed, p.pluginError(s, export, res.err) // errors.go
 	case res.rc != 0:
-		return nil, spent, healthy, changed, &PluginError{Export: export, Message: fmt.Sprintf("%s returned status %d", export, res.rc)}
+		return nil, spent, healthy, changed, p.pluginError(s, export, fmt.Sprintf("%s returned status %d", export, res.rc))
 	case int64(len(res.out)) > p.opts.Limits.MaxOutput:
 		// The instance is sound, but holds a large output buffer: drop it
 		// to give the memory back.
 		return nil, spent, false, changed, fmt.Errorf("plugin %s: %s: %w (%d > %d bytes)", p.name, export, ErrOutputTooLarge, len(res.out), p.opts.Limits.MaxOutput)
+	case s.denied != nil:
+		return p.deniedResult(s, export, res.out), spent, healthy, changed, nil // ungranted.go
 	}
 	return res.out, spent, healthy, changed, nil
 }
