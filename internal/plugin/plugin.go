@@ -180,6 +180,9 @@ func (p *Plugin) invokeWithin(ctx context.Context, c *Call, export string, input
 	p.vars.load(inst)
 	refresh := refreshingFrom(ctx) != nil
 	out, spent, healthy, changed, err := p.runOn(ctx, inst, c, export, input, limit, refresh)
+	if err != nil {
+		err = p.pool.refusedError(inst, err) // pool_memory.go
+	}
 	if changed != 0 {
 		inst.changed |= changed
 		if healthy {

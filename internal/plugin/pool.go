@@ -58,6 +58,9 @@ type pool struct {
 	parked    []*parking
 	grace     *time.Timer
 	holdGrace time.Duration
+	// refused marks the instances whose growth the budget refused during
+	// their call (pool_memory.go).
+	refused map[*instance]bool
 }
 
 // waiter is a call waiting in the queue. Its grant is set, under the
@@ -359,6 +362,9 @@ func (p *pool) put(inst *instance, healthy bool) {
 	}
 	p.mu.Lock()
 	delete(p.busy, inst)
+	if p.refused != nil {
+		delete(p.refused, inst)
+	}
 	p.held -= inst.size
 	// An instance is kept while it fits beside the others (the only one
 	// always does).

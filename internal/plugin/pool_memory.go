@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/tetratelabs/wazero/experimental"
 )
@@ -45,11 +46,29 @@ func (m *meter) charge(delta uint64) bool {
 		return true
 	}
 	if p.held+p.expected+delta > p.budget && p.live() > 1 {
+		if p.refused == nil {
+			p.refused = map[*instance]bool{}
+		}
+		p.refused[m.inst] = true
 		return false
 	}
 	m.inst.size += delta
 	p.held += delta
 	return true
+}
+
+// refusedError adds to err, the error of a call on inst, that the pool
+// refused the instance memory, if it did: the guest's out-of-memory is
+// then the budget's, not its limit's.
+func (p *pool) refusedError(inst *instance, err error) error {
+	p.mu.Lock()
+	refused := p.refused[inst]
+	delete(p.refused, inst)
+	p.mu.Unlock()
+	if !refused {
+		return err
+	}
+	return fmt.Errorf("%w; the memory was refused because the plugin's instances together hold its memory budget (%d MiB, twice limits.memory): call again once its other calls end, or lower its max_instances", err, p.budget>>20)
 }
 
 // refund gives back a growth that was counted but failed.

@@ -150,6 +150,9 @@ func TestGrowthPastBudgetRefused(t *testing.T) {
 			switch {
 			case err != nil && strings.Contains(err.Error(), "out of memory"):
 				refused++
+				if !strings.Contains(err.Error(), "together hold its memory budget (128 MiB, twice limits.memory)") {
+					t.Errorf("the refused call's error does not name the budget: %v", err)
+				}
 			case ctx.Err() != nil:
 				parked++
 			default:
