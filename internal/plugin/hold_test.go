@@ -47,7 +47,18 @@ func (*silentClient) NotifyElicitationComplete(context.Context, *mcp.Elicitation
 
 func loadSleeper(t *testing.T, limits config.Limits) *Plugin {
 	t.Helper()
-	wasm, err := os.ReadFile(testutil.BuildPlugin(t, "./internal/testplugins/sleeper"))
+	p := loadBuilt(t, "./internal/testplugins/sleeper", "sleeper", limits)
+	if _, err := p.CallTool(context.Background(), nil, "echo", json.RawMessage(`{"text":"warm"}`)); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// loadBuilt builds the test plugin at pkg and loads it as name with
+// limits, closed at the end of the test.
+func loadBuilt(t *testing.T, pkg, name string, limits config.Limits) *Plugin {
+	t.Helper()
+	wasm, err := os.ReadFile(testutil.BuildPlugin(t, pkg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +66,11 @@ func loadSleeper(t *testing.T, limits config.Limits) *Plugin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := e.Load(context.Background(), wasm, Options{Name: "sleeper", Limits: limits, Logger: discard()})
+	p, err := e.Load(context.Background(), wasm, Options{Name: name, Limits: limits, Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close(context.Background()) })
-	if _, err := p.CallTool(context.Background(), nil, "echo", json.RawMessage(`{"text":"warm"}`)); err != nil {
-		t.Fatal(err)
-	}
 	return p
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -15,27 +14,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/config"
-	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // loadMRTR loads internal/testplugins/mrtr (a plugin that keeps state:
 // its count tool) with limits, closed at the end of the test.
 func loadMRTR(t *testing.T, limits config.Limits) *Plugin {
 	t.Helper()
-	wasm, err := os.ReadFile(testutil.BuildPlugin(t, "./internal/testplugins/mrtr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := NewEngine(testutil.CacheDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := e.Load(context.Background(), wasm, Options{Name: "mrtr", Limits: limits, Logger: discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close(context.Background()) })
-	return p
+	return loadBuilt(t, "./internal/testplugins/mrtr", "mrtr", limits)
 }
 
 // parkingClient is an MCP client that never answers elicitation, as a
