@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,10 +33,11 @@ func (s Status) Final() bool { return s == Completed || s == Failed || s == Canc
 
 // Sink receives the notifications a call sends for the request that
 // currently waits for it: the client request's stream. Its methods are
-// called on the plugin's goroutine, one at a time, with the context of
-// that request; they must not block for long (queue, as the session
-// notifier does). A sink is never called after the request it belongs to
-// has been answered.
+// called on the goroutine of that request (the one in Manager.Serve), one
+// at a time, with the request's context, and never after Serve has
+// returned: a sink writes to its own client, and may block on it without
+// holding up the plugin, any other request, or Manager.Close. The plugin
+// only queues its notifications (see QueueSize).
 //
 // A 2026 sink sends log messages only if the request's _meta carried
 // io.modelcontextprotocol/logLevel, and only at or above that level: that
@@ -45,29 +47,91 @@ type Sink interface {
 	NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error
 }
 
-// attachment is a client request waiting for a call: where the call's
-// notifications go while it waits.
-type attachment struct {
-	ctx   context.Context
-	sink  Sink // nil: the request takes no notifications
-	token any  // the request's progress token; nil if none
+// QueueSize bounds the notifications of a call that wait for its request's
+// goroutine to hand them to the Sink. A plugin that sends faster than its
+// client reads (or to a client that stopped reading) loses the
+// notifications beyond it: they are dropped and counted
+// (Stats.DroppedNotifications, Stats.QueueFull), and the plugin runs on.
+const QueueSize = 256
 
-	mu     sync.Mutex // held while the sink is called
-	closed bool       // the request was answered: the sink takes nothing more
+// note is a notification waiting in an attachment's queue: a log message
+// or a progress notification.
+type note struct {
+	log      *mcp.LoggingMessageParams
+	progress *mcp.ProgressNotificationParams
 }
 
-// send calls fn with the sink, if the request has one. It reports false
-// when the request was already answered: the notification is dropped.
-func (a *attachment) send(fn func(Sink) error) (bool, error) {
+// attachment is a client request waiting for a call: where the call's
+// notifications go while it waits. The plugin's goroutine queues them
+// (push); the request's goroutine hands them to the sink (deliver). No
+// lock is held while the sink is called.
+type attachment struct {
+	ctx   context.Context
+	sink  Sink          // nil: the request takes no notifications
+	token any           // the request's progress token; nil if none
+	ready chan struct{} // a notification was queued (capacity 1)
+
+	mu     sync.Mutex // guards queue and closed
+	queue  []note
+	closed bool // the request was answered: it takes nothing more
+}
+
+func newAttachment(ctx context.Context, sink Sink, token any) *attachment {
+	return &attachment{ctx: ctx, sink: sink, token: token, ready: make(chan struct{}, 1)}
+}
+
+// Outcomes of push.
+const (
+	queued = iota
+	answered
+	full
+)
+
+// push queues n for the request's goroutine, unless the request was
+// answered or its queue is full.
+func (a *attachment) push(n note) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
 	case a.closed:
-		return false, nil
+		return answered
 	case a.sink == nil:
-		return true, nil
+		return queued // the request takes none: nothing to send
+	case len(a.queue) >= QueueSize:
+		return full
 	}
-	return true, fn(a.sink)
+	a.queue = append(a.queue, n)
+	select {
+	case a.ready <- struct{}{}:
+	default:
+	}
+	return queued
+}
+
+// deliver hands the queued notifications to the sink, on the request's
+// goroutine, with no lock held. Those queued while the request's context
+// is done are dropped and counted in dropped.
+func (a *attachment) deliver(dropped *atomic.Uint64) {
+	for {
+		a.mu.Lock()
+		q := a.queue
+		a.queue = nil
+		a.mu.Unlock()
+		if len(q) == 0 {
+			return
+		}
+		for _, n := range q {
+			if a.ctx.Err() != nil {
+				dropped.Add(1)
+				continue
+			}
+			if n.log != nil {
+				a.sink.Log(a.ctx, n.log)
+			} else {
+				a.sink.NotifyProgress(a.ctx, n.progress)
+			}
+		}
+	}
 }
 
 func (a *attachment) close() {

@@ -19,8 +19,9 @@ import (
 // input requests of the call and block until the answers come, the
 // plugin's context ends (its own timeout, or the call's end), or the park
 // timeout cancels the call. Log and NotifyProgress go to the request that
-// currently waits for the call; while none does, they are dropped and
-// counted (Stats.DroppedNotifications). NotifyElicitationComplete fails
+// currently waits for the call, through its queue; while none does, or
+// its queue is full, they are dropped and counted
+// (Stats.DroppedNotifications). NotifyElicitationComplete fails
 // with ErrNoElicitationComplete.
 func (c *Call) Host() plugin.Host { return host{c} }
 
@@ -82,9 +83,8 @@ func (h host) ListRoots(ctx context.Context) (*mcp.ListRootsResult, error) {
 }
 
 func (h host) Log(_ context.Context, params *mcp.LoggingMessageParams) error {
-	return h.c.notify(func(a *attachment) (bool, error) {
-		return a.send(func(s Sink) error { return s.Log(a.ctx, params) })
-	})
+	h.c.notify(func(*attachment) (note, bool) { return note{log: params}, true })
+	return nil
 }
 
 // NotifyProgress sends the plugin's progress to the waiting request. A
@@ -93,36 +93,45 @@ func (h host) Log(_ context.Context, params *mcp.LoggingMessageParams) error {
 // request's token instead, so that progress after a resume belongs to the
 // retry; when the retry sent no token, it is not sent.
 func (h host) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
-	return h.c.notify(func(a *attachment) (bool, error) {
+	h.c.notify(func(a *attachment) (note, bool) {
 		p := *params
 		if sameToken(p.ProgressToken, h.c.token0) {
 			if p.ProgressToken = a.token; p.ProgressToken == nil {
-				return true, nil // the waiting request asked for no progress
+				return note{}, false // the waiting request asked for no progress
 			}
 		}
-		return a.send(func(s Sink) error { return s.NotifyProgress(a.ctx, &p) })
+		return note{progress: &p}, true
 	})
+	return nil
 }
 
 func (h host) NotifyElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) error {
 	return ErrNoElicitationComplete
 }
 
-// notify sends a notification with send to the waiting request, or drops
-// and counts it when none waits.
-func (c *Call) notify(send func(a *attachment) (bool, error)) error {
+// notify queues the notification made by mk for the waiting request, on
+// the plugin's goroutine, which it never blocks: it is dropped and
+// counted when no request waits, when the request was answered, or when
+// its queue is full.
+func (c *Call) notify(mk func(a *attachment) (note, bool)) {
 	c.mu.Lock()
 	a := c.att
 	c.mu.Unlock()
 	if a == nil {
 		c.m.stats.dropped.Add(1)
-		return nil
+		return
 	}
-	sent, err := send(a)
-	if !sent {
+	n, send := mk(a)
+	if !send {
+		return
+	}
+	switch a.push(n) {
+	case full:
+		c.m.stats.queueFull.Add(1)
+		c.m.stats.dropped.Add(1)
+	case answered:
 		c.m.stats.dropped.Add(1)
 	}
-	return err
 }
 
 func sameToken(a, b any) bool {

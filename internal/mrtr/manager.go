@@ -94,6 +94,7 @@ type counters struct {
 	parked                                      atomic.Int64
 	parkedTotal, resumed, expired               atomic.Uint64
 	capRefusals, capabilityRefusals, dropped    atomic.Uint64
+	queueFull                                   atomic.Uint64
 	invalid, stale, replayed, principal, misfit atomic.Uint64
 }
 
@@ -363,7 +364,7 @@ func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*
 	// The digest is made when the call first asks for input: most calls
 	// never do. The edge may reuse its buffer once Serve returns.
 	c.params = bytes.Clone(req.Params)
-	a := &attachment{ctx: ctx, sink: req.Sink, token: p.token}
+	a := newAttachment(ctx, req.Sink, p.token)
 	c.attachLocked(a, req.Capabilities)
 	go func() {
 		var res any
@@ -437,7 +438,7 @@ func (m *Manager) resume(ctx context.Context, req Request, p *params) (*Outcome,
 		c.timer.Stop()
 	}
 	m.consume(st.Use, st.Expiry)
-	a := &attachment{ctx: ctx, sink: req.Sink, token: p.token}
+	a := newAttachment(ctx, req.Sink, p.token)
 	c.attachLocked(a, req.Capabilities)
 	c.deliverLocked(answers)
 	m.stats.resumed.Add(1)
@@ -446,7 +447,9 @@ func (m *Manager) resume(ctx context.Context, req Request, p *params) (*Outcome,
 }
 
 // serve waits for the call's next event for the request a and turns it
-// into the request's answer.
+// into the request's answer. It runs on the request's goroutine, which
+// hands the call's queued notifications to the request's sink meanwhile,
+// and the last of them before it returns.
 func (m *Manager) serve(ctx context.Context, c *Call, a *attachment) (*Outcome, error) {
 	for {
 		c.mu.Lock()
@@ -468,12 +471,14 @@ func (m *Manager) serve(ctx context.Context, c *Call, a *attachment) (*Outcome, 
 			out := &Outcome{Input: &InputRequiredResult{ResultType: "input_required", InputRequests: c.pendingCopy(), RequestState: m.sealer.sealState(st)}}
 			c.detachLocked(a)
 			c.mu.Unlock()
+			a.deliver(&m.stats.dropped)
 			return out, nil
 		case Completed, Failed, Cancelled:
 			status, res, err := c.status, c.result, c.err
 			c.detachLocked(a)
 			c.releaseLocked()
 			c.mu.Unlock()
+			a.deliver(&m.stats.dropped)
 			if status == Completed {
 				return &Outcome{Result: res}, nil
 			}
@@ -483,12 +488,15 @@ func (m *Manager) serve(ctx context.Context, c *Call, a *attachment) (*Outcome, 
 		c.mu.Unlock()
 		select {
 		case <-ch:
+		case <-a.ready:
+			a.deliver(&m.stats.dropped)
 		case <-ctx.Done():
 			c.mu.Lock()
 			if c.status == Working {
 				c.detachLocked(a)
 				c.endLocked(Cancelled, nil, ErrRequestEnded)
 				c.mu.Unlock()
+				a.deliver(&m.stats.dropped) // counts them: nobody reads them
 				return nil, fmt.Errorf("%w: %w", ErrRequestEnded, context.Cause(ctx))
 			}
 			c.mu.Unlock() // an event came at the same time: answer it
@@ -558,7 +566,8 @@ type Stats struct {
 	Expired              uint64 // calls cancelled because no retry came in time
 	CapRefusals          uint64 // requests refused at a cap (ErrTooManyParked)
 	CapabilityRefusals   uint64 // requests refused with MissingRequiredClientCapability
-	DroppedNotifications uint64 // log and progress notifications sent while no request waited
+	DroppedNotifications uint64 // log and progress notifications dropped: no request waited, it was gone, or its queue was full
+	QueueFull            uint64 // of those, dropped because the request's queue was full (QueueSize): its client reads slower than the plugin sends
 	InvalidStates        uint64 // states refused as tampered or not ours (ErrStateInvalid)
 	ExpiredStates        uint64 // ErrStateExpired
 	ReplayedStates       uint64 // ErrStateReplayed
@@ -581,6 +590,7 @@ func (m *Manager) Stats() Stats {
 		CapRefusals:          s.capRefusals.Load(),
 		CapabilityRefusals:   s.capabilityRefusals.Load(),
 		DroppedNotifications: s.dropped.Load(),
+		QueueFull:            s.queueFull.Load(),
 		InvalidStates:        s.invalid.Load(),
 		ExpiredStates:        s.stale.Load(),
 		ReplayedStates:       s.replayed.Load(),
