@@ -395,9 +395,19 @@ plugins:
 			}
 		}
 	}
-	doc, _, _ := clientConfig([]string{"HANGAR_CC_SET=s3cret"}, "claude", "--config", "desk.yaml", "--placeholders", "--name", "tools", "--command", "bin/hangar")
+	doc, errOut, _ := clientConfig([]string{"HANGAR_CC_SET=s3cret"}, "claude", "--config", "desk.yaml", "--placeholders", "--name", "tools", "--command", "bin/hangar")
 	if e := doc["mcpServers"]["tools"]; e["command"] != filepath.Join(dir, "bin/hangar") || !reflect.DeepEqual(e["env"], map[string]any{"HANGAR_CC_SET": "<value of HANGAR_CC_SET>", "HANGAR_CC_UNSET": placeholder}) {
 		t.Errorf("--placeholders --name --command: %v", doc)
+	}
+	// A variable that is set is not said to be unset because
+	// --placeholders left its value out.
+	for _, note := range []string{
+		`env HANGAR_CC_SET: set here, but --placeholders writes a placeholder: replace "<value of HANGAR_CC_SET>" with its value`,
+		`env HANGAR_CC_UNSET: not set here: replace "` + placeholder + `" with its value`,
+	} {
+		if !strings.Contains(errOut, note) {
+			t.Errorf("--placeholders: stderr lacks %q:\n%s", note, errOut)
+		}
 	}
 	for _, args := range [][]string{{"emacs", "--config", "desk.yaml"}, {"claude"}, {"claude", "cursor", "--config", "desk.yaml"}} {
 		if _, errOut, code := clientConfig(nil, args...); code != 2 {

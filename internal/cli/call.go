@@ -60,9 +60,8 @@ func runCall(ctx context.Context, env *Env, args []string) error {
 	arguments := json.RawMessage("{}")
 	if len(rest) == 2 {
 		arguments = json.RawMessage(rest[1])
-		var obj map[string]any
-		if err := json.Unmarshal(arguments, &obj); err != nil || obj == nil {
-			return fmt.Errorf("arguments must be a JSON object: %s", rest[1])
+		if err := checkArguments(rest[1]); err != nil {
+			return err
 		}
 	}
 	p, spec, done, err := f.load(ctx, env, file)
@@ -156,4 +155,34 @@ func unknownToolHint(ctx context.Context, cs *mcp.ClientSession, tool, prefix st
 		fmt.Fprintf(&b, "the plugin's tools are: %s", strings.Join(names, ", "))
 	}
 	return b.String()
+}
+
+// checkArguments checks that args, the arguments of hangar call, are a
+// JSON object, and says where they are not.
+func checkArguments(args string) error {
+	var v any
+	err := json.Unmarshal([]byte(args), &v)
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("arguments are not valid JSON: %s at byte %d:\n  %s\n  %s^\n(quote the arguments for the shell: '{\"name\": \"value\"}')",
+			syn, syn.Offset, args, strings.Repeat(" ", max(0, int(syn.Offset)-1)))
+	case err != nil:
+		return fmt.Errorf("arguments are not valid JSON: %w: %s", err, args)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		kind := "null"
+		switch v.(type) {
+		case []any:
+			kind = "an array"
+		case string:
+			kind = "a string"
+		case float64:
+			kind = "a number"
+		case bool:
+			kind = "a boolean"
+		}
+		return fmt.Errorf("arguments must be a JSON object ({\"name\": value, ...}), not %s: %s", kind, args)
+	}
+	return nil
 }

@@ -29,6 +29,7 @@ func TestCheckArgs(t *testing.T) {
 		"pull --sha256 abc https://x.example/p.wasm",
 		"pull --config hangar.yaml",
 		"pull --config hangar.yaml --update",
+		"pull --cache-dir /tmp/c oci://127.0.0.1:5000/a:1",
 		"push p.wasm oci://127.0.0.1:5000/hangar/hello:1.0",
 		"push --plain-http=false p.wasm oci://127.0.0.1:5000/hangar/hello:1.0",
 		"import hyper-mcp config.json",

@@ -139,8 +139,12 @@ func (c *command) flagSet(w io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// help prints the command's usage: its synopsis, the first paragraph of
+// its description, its flags, and then the rest of the description, so
+// that the flags are on the first screen.
 func (c *command) help(w io.Writer) {
-	fmt.Fprintf(w, "Usage: hangar %s %s\n\n%s\n", c.name, c.args, strings.TrimSpace(c.long))
+	summary, details, _ := strings.Cut(strings.TrimSpace(c.long), "\n\n")
+	fmt.Fprintf(w, "Usage: hangar %s %s\n\n%s\n", c.name, c.args, summary)
 	if c.flags != nil {
 		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 		c.flags(fs)
@@ -148,6 +152,44 @@ func (c *command) help(w io.Writer) {
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
+	if details != "" {
+		fmt.Fprintf(w, "\n%s\n", details)
+	}
+}
+
+// flagAliases are flags of other programs, and the flag of Hangar's that
+// does what they do.
+var flagAliases = map[string]string{
+	"port":    "http",
+	"addr":    "http",
+	"address": "http",
+	"listen":  "http",
+	"host":    "http",
+	"cache":   "cache-dir",
+	"verbose": "log-level",
+	"debug":   "log-level",
+}
+
+// suggestFlag returns the line that names the flag of fs the undefined
+// flag of err likely meant, or "".
+func suggestFlag(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	want := flagAliases[name]
+	if fs.Lookup(want) == nil {
+		want = closest(name, names)
+	}
+	f := fs.Lookup(want)
+	if f == nil {
+		return ""
+	}
+	_, usage := flag.UnquoteUsage(f)
+	return fmt.Sprintf("Did you mean --%s? (%s)", f.Name, usage)
 }
 
 // parse parses args with the command's flags, printing help to stdout on
@@ -160,6 +202,9 @@ func (c *command) parse(env *Env, fs *flag.FlagSet, args []string) ([]string, er
 			if errors.Is(err, flag.ErrHelp) {
 				c.help(env.Stdout)
 				return nil, err
+			}
+			if hint := suggestFlag(fs, err); hint != "" {
+				fmt.Fprintln(env.Stderr, hint)
 			}
 			fmt.Fprintf(env.Stderr, "Run 'hangar %s --help' for usage.\n", c.name)
 			return nil, errUsage

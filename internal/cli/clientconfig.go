@@ -139,15 +139,21 @@ func runClientConfig(ctx context.Context, env *Env, args []string) error {
 	// Check the configuration as serve would, noting the variables it
 	// refers to instead of requiring them.
 	values := map[string]string{}
-	var fromEnv []string
+	why := map[string]string{} // name -> where its value came from
 	_, err = config.LoadEnv(cfgPath, func(name string) (string, bool) {
 		if _, seen := values[name]; !seen {
 			v, set := os.LookupEnv(name)
-			if set && !f.placeholders && v != config.EnvPlaceholder(name) {
+			values[name] = config.EnvPlaceholder(name)
+			switch {
+			case set && f.placeholders:
+				why[name] = "set here, but --placeholders writes a placeholder: replace %q with its value"
+			case set && v == config.EnvPlaceholder(name):
+				why[name] = "holds its placeholder here: replace %q with its value"
+			case set:
 				values[name] = v
-				fromEnv = append(fromEnv, name)
-			} else {
-				values[name] = config.EnvPlaceholder(name)
+				why[name] = "the value set in this environment (the entry holds it in clear)"
+			default:
+				why[name] = "not set here: replace %q with its value"
 			}
 		}
 		return "", true
@@ -175,7 +181,7 @@ func runClientConfig(ctx context.Context, env *Env, args []string) error {
 	if _, err := fmt.Fprintf(env.Stdout, "%s\n", inlineStringArrays([]byte(strings.TrimSuffix(buf.String(), "\n")))); err != nil {
 		return err
 	}
-	noteClientConfig(env.Stderr, client, f.name, command, values, fromEnv)
+	noteClientConfig(env.Stderr, client, f.name, command, values, why)
 	return nil
 }
 
@@ -193,8 +199,8 @@ func inlineStringArrays(indented []byte) []byte {
 }
 
 // noteClientConfig tells, on stderr, where the entry goes and where each
-// variable's value came from.
-func noteClientConfig(w io.Writer, client desktopClient, name, command string, values map[string]string, fromEnv []string) {
+// variable's value came from (why, whose %q, if any, is the placeholder).
+func noteClientConfig(w io.Writer, client desktopClient, name, command string, values, why map[string]string) {
 	fmt.Fprintf(w, "hangar client-config: add the %q entry to %s.\n", name, client.where)
 	names := make([]string, 0, len(values))
 	for n := range values {
@@ -202,11 +208,11 @@ func noteClientConfig(w io.Writer, client desktopClient, name, command string, v
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		if slices.Contains(fromEnv, n) {
-			fmt.Fprintf(w, "hangar client-config: env %s: the value set in this environment (the entry holds it in clear)\n", n)
-		} else {
-			fmt.Fprintf(w, "hangar client-config: env %s: not set here: replace %q with its value\n", n, values[n])
+		note := why[n]
+		if strings.Contains(note, "%q") {
+			note = fmt.Sprintf(note, values[n])
 		}
+		fmt.Fprintf(w, "hangar client-config: env %s: %s\n", n, note)
 	}
 	if temporaryBuild(command, os.Getenv) {
 		fmt.Fprintf(w, "hangar client-config: %s is a temporary build (go run) that will be gone: install hangar (for example go build -o /usr/local/bin/hangar ./cmd/hangar) and run client-config with it, or give --command PATH\n", command)

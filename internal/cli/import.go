@@ -364,7 +364,8 @@ func (im *importer) plugin(p hyperPlugin, names map[string]bool) *yaml.Node {
 			}
 		case "skip_tools", "skip_prompts", "skip_resources", "skip_resource_templates":
 			comments = append(comments, k+": not supported; Hangar serves all of a plugin's "+strings.TrimPrefix(k, "skip_"))
-			im.note("%s: %s is not supported (Hangar serves all of a plugin's %s); not imported", label, k, strings.ReplaceAll(strings.TrimPrefix(k, "skip_"), "_", " "))
+			what := strings.ReplaceAll(strings.TrimPrefix(k, "skip_"), "_", " ")
+			im.note("%s: imported with all its %s: %s is not supported, so those it skips are served too", label, what, k)
 		case "allowed_secrets":
 			comments = append(comments, "allowed_secrets: keyring secrets are not supported; pass them as env (${NAME} reads Hangar's environment)")
 			im.note("%s: allowed_secrets (keyring entries) is not supported; pass secrets through grants.env with ${NAME}", label)

@@ -69,7 +69,7 @@ plugins:
 		{"list", "config.json", list,
 			[]string{"name: qr_code", "source: oci://ghcr.io/tuananh/qrcode-plugin:latest", "memory: 64MiB", "prefix: qr", "PRICE: 5$$", "TOKEN: ${MY_TOKEN}",
 				"{host: " + dir + "/logs, guest: /plugin/logs}", "source: file://" + dir + "/local.wasm", "NOT IMPORTED: web", "NOT IMPORTED: bucket", "key: ./cosign.pub"},
-			[]string{"auths: not carried over", "color: unknown hyper-mcp setting", "QR_code: skip_tools is not supported",
+			[]string{"auths: not carried over", "color: unknown hyper-mcp setting", "QR_code: imported with all its tools: skip_tools is not supported, so those it skips are served too",
 				"QR_code: allowed_secrets (keyring entries) is not supported", "QR_code: runtime_config.frobnicate is unknown",
 				"QR_code: env_vars.X: ${NAME:-default}", "web: an https:// source needs a sha256 pin", "bucket: s3:// sources are not supported",
 				"hyper-mcp accepted a signature by anyone"},

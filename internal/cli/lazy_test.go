@@ -72,7 +72,7 @@ func TestLazyCompileOnFirstCall(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		log := stderr.String()
-		if !strings.Contains(log, "msg=ready plugins=2 on_first_call=1 ") {
+		if !strings.Contains(log, "msg=ready plugins=2 started=1 on_first_call=1 ") {
 			t.Errorf("%s: the ready line does not count one plugin compiled on its first call:\n%s", run, log)
 		}
 		if loaded(log, "lazy") {

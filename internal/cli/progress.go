@@ -19,7 +19,7 @@ import (
 // The progress of serve's start.
 //
 // Downloads and compilations can take seconds each. On a terminal (stderr
-// is one, and the log level shows INFO) serve draws progress bars on
+// is one, of a known width, and the log level shows INFO) serve draws progress bars on
 // stderr, with mpb: one for the plugins loaded out of all, and one per
 // download under way; log lines are printed above the bars. Otherwise the
 // same progress is logged: a line when a download starts and ends, and
@@ -73,10 +73,17 @@ func (pw *progressWriter) Write(b []byte) (int, error) {
 	return pw.w.Write(b)
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
+// canDrawBars reports whether w is a terminal that bars can be drawn on:
+// one that reports its width. A pseudo-terminal whose size was never set
+// (some CI runners and editors make one) reports 0x0, where bars draw
+// nothing; progress is logged there instead.
+func canDrawBars(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	return err == nil && width > 0
 }
 
 // newProgress returns the progress of loading total plugins, logged to log
@@ -158,9 +165,10 @@ func (p *progress) compileStarted(plugin string) {
 	p.compiling[plugin] = time.Now()
 }
 
-// compileEnded records that plugin's compilation ended, and logs how long
-// it took: at INFO when it was long enough to have shown progress.
-func (p *progress) compileEnded(plugin string, err error) {
+// compileEnded records that plugin's compilation ended, and logs msg and
+// attrs (what became of the plugin) with how long it took: at INFO when it
+// was long enough to have shown progress.
+func (p *progress) compileEnded(plugin string, err error, msg string, attrs ...any) {
 	p.mu.Lock()
 	since, ok := p.compiling[plugin]
 	delete(p.compiling, plugin)
@@ -173,7 +181,7 @@ func (p *progress) compileEnded(plugin string, err error) {
 	if elapsed >= progressQuiet {
 		level = slog.LevelInfo
 	}
-	p.log.Log(context.Background(), level, "compiled", "plugin", plugin, "elapsed", elapsed.Round(time.Millisecond))
+	p.log.Log(context.Background(), level, msg, append([]any{"plugin", plugin}, append(attrs, "elapsed", elapsed.Round(time.Millisecond))...)...)
 }
 
 // pluginDone counts a plugin loaded or failed.

@@ -2,27 +2,33 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
+	"github.com/hangar-mcp/hangar/internal/catalog"
 	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/source"
 )
 
 type pullFlags struct {
 	config    string
+	cacheDir  string
 	update    bool
 	offline   bool
 	sha256    string
@@ -37,6 +43,7 @@ func (f *pullFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sha256, "sha256", "", "with REF: the module's expected SHA-256 (64 hex digits)")
 	fs.Var(&f.plainHTTP, "plain-http", "speak plain HTTP to the registry; only for loopback registries, which use it by default (--plain-http=false forces HTTPS)")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "diagnostics on stderr: debug, info, warn or error")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "also compile the modules into this compilation cache, serve's --cache-dir, as warm does (default: fetch only)")
 }
 
 var pullCmd = &command{
@@ -66,7 +73,10 @@ the files and writes none.
 Registries on loopback addresses (localhost, 127.0.0.1, [::1]) are spoken to
 over plain HTTP, all others over HTTPS. Credentials come from Docker's
 configuration (docker login, oras login), when a registry asks for them.
-The cache is "hangar/sources" in the user's cache directory.`,
+The cache of modules is "hangar/sources" in the user's cache directory.
+With --cache-dir DIR, pull also compiles the modules into DIR, the
+compilation cache serve, call, inspect and warm take as --cache-dir (with
+--config, the plugins' lists go into its catalog too, as warm does).`,
 	flags: func(fs *flag.FlagSet) { new(pullFlags).register(fs) },
 }
 
@@ -98,7 +108,17 @@ func runPull(ctx context.Context, env *Env, args []string) error {
 			fmt.Fprintln(env.Stderr, "hangar pull: --sha256 and --plain-http go with a REF, not with --config")
 			return errUsage
 		}
-		return pullConfig(ctx, env.Stdout, r, f.config, f.update)
+		if err := pullConfig(ctx, env.Stdout, r, f.config, f.update); err != nil {
+			return err
+		}
+		if f.cacheDir == "" {
+			return nil
+		}
+		cfg, err := loadConfig(f.config)
+		if err != nil {
+			return err
+		}
+		return compileInto(ctx, env, f.cacheDir, cfg.Plugins, log)
 	}
 	if f.update {
 		fmt.Fprintln(env.Stderr, "hangar pull: --update goes with --config")
@@ -118,7 +138,7 @@ func runPull(ctx context.Context, env *Env, args []string) error {
 	}
 	a, err := r.Fetch(ctx, ref, pin)
 	if err != nil {
-		return err
+		return fetchError(ref, err)
 	}
 	w := tabwriter.NewWriter(env.Stdout, 0, 0, 1, ' ', 0)
 	if a.Manifest != "" {
@@ -130,8 +150,72 @@ func runPull(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(w, "sha256:\t%s\n", a.SHA256())
 	fmt.Fprintf(w, "path:\t%s\n", a.Path)
-	return w.Flush()
+	if err := w.Flush(); err != nil || f.cacheDir == "" {
+		return err
+	}
+	spec := config.Single(a.Path)
+	spec.Name, spec.Source = refName(ref), ref
+	return compileInto(ctx, env, f.cacheDir, []config.Plugin{spec}, log)
 }
+
+// compileInto compiles the modules of specs, fetched already, into the
+// compilation cache dir, and stores their lists in its catalog, as warm
+// does.
+func compileInto(ctx context.Context, env *Env, dir string, specs []config.Plugin, log *slog.Logger) error {
+	e, err := plugin.NewEngine(dir)
+	if err != nil {
+		return err
+	}
+	defer e.Close(context.Background())
+	store := catalog.Open(dir)
+	for _, spec := range specs {
+		if err := warmOne(ctx, e, store, spec, log); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(env.Stdout, "compiled:\t%d plugins into %s\n", len(specs), dir)
+	return nil
+}
+
+// refName is a plugin name for the module of ref: the last element of its
+// path, without tag, digest or extension ("oci://r/acme/hello:1" is hello).
+func refName(ref string) string {
+	last := ref[strings.LastIndexByte(ref, '/')+1:]
+	last, _, _ = strings.Cut(last, "@")
+	last, _, _ = strings.Cut(last, ":")
+	return config.Single(last + ".wasm").Name
+}
+
+// fetchError is err, a failure to fetch the module of ref, saying first
+// what went wrong in words, then the resolver's error.
+func fetchError(ref string, err error) error {
+	var dns *net.DNSError
+	var op *net.OpError
+	var cert *tls.CertificateVerificationError
+	var what string
+	switch {
+	case errors.As(err, &dns):
+		what = fmt.Sprintf("cannot find the host %s (DNS: %s): check the host name in the reference and the network", dns.Name, dns.Err)
+	case errors.Is(err, syscall.ECONNREFUSED) && errors.As(err, &op) && op.Addr != nil:
+		what = fmt.Sprintf("nothing accepts connections at %s (connection refused): is the registry or server running, on that port?", op.Addr)
+	case errors.As(err, &cert):
+		what = "the server's TLS certificate is not trusted (for a registry on localhost, plain HTTP is the default; elsewhere, install its CA)"
+	case errors.Is(err, context.DeadlineExceeded), os.IsTimeout(err):
+		what = "the server did not answer in time: check the network, or retry"
+	default:
+		return err
+	}
+	return &readableError{what: ref + ": " + what, err: err}
+}
+
+// readableError is an error said in words, with the error it explains.
+type readableError struct {
+	what string
+	err  error
+}
+
+func (e *readableError) Error() string { return e.what + "\n  (" + e.err.Error() + ")" }
+func (e *readableError) Unwrap() error { return e.err }
 
 // pullConfig resolves every plugin of a configuration and writes its lock.
 func pullConfig(ctx context.Context, out io.Writer, r *source.Resolver, path string, update bool) error {
@@ -156,7 +240,7 @@ func pullConfig(ctx context.Context, out io.Writer, r *source.Resolver, path str
 	for _, spec := range cfg.Plugins {
 		a, err := r.Resolve(ctx, spec)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("plugin %s: %w", spec.Name, err))
+			errs = append(errs, fmt.Errorf("plugin %s: %w", spec.Name, fetchError(spec.Source, err)))
 			continue
 		}
 		note := ""

@@ -49,75 +49,29 @@ var serveCmd = &command{
 	short: "serve plugins as one MCP server",
 	long: `Serve loads the plugins of the configuration file, and any .wasm files
 named on the command line (with default limits and no grants), and serves
-them as one MCP server.
+them as one MCP server: over stdio, for a client that starts hangar (a
+desktop application), unless --http or the configuration's http.addr
+gives an address, where it serves Streamable HTTP at http://ADDR/mcp.
 
-Serving starts before the plugins are compiled. The HTTP listener opens
-first, so an address in use fails at once, and answers /healthz and
-/readyz from then on; MCP requests wait for the plugins' lists. Each
-plugin's lists (tools, resources, prompts) come from the catalog cache
-beside the compiled code (keyed by the module's SHA-256 and the plugin's
-configuration), else from running the plugin in wazero's interpreter
-(only plugins granted no network and no writable directory), else from
-compiling it. A plugin then compiles on its first call (compile: lazy,
-the default; one listed in the interpreter is first compiled into the
-cache in the background, keeping nothing) or in the background (compile:
-eager): calls wait for their plugin, for at most its call timeout, and
-clients are told if a plugin's own lists differ from those offered. A
-plugin whose code takes more than 10 s to list it is served without lists
-until it has them, so that it holds up no other. The log says "ready" once
-every plugin is compiled or waits for its first call. On a terminal, downloads and compilations show progress bars;
-otherwise they log progress lines (see docs/startup.md).
+Serving starts before the plugins are compiled: their lists come from the
+catalog cache, else from wazero's interpreter, else from compiling them;
+a plugin compiles on its first call (compile: lazy) or in the background
+(compile: eager). The log says "ready" once every plugin is compiled or
+waits for its first call; progress shows as bars on a terminal, as log
+lines otherwise (docs/startup.md).
 
-The transport is stdio unless --http is given or the configuration sets
-http.addr; then it is Streamable HTTP at http://ADDR/mcp (and, if the
-configuration sets http.legacy_sse, the HTTP+SSE transport of protocol
-2024-11-05 for older clients at http://ADDR/sse). The HTTP server
-refuses requests whose Host is not localhost or listed in
-http.allowed_hosts, and browser requests whose Origin is not on localhost
-or listed in http.allowed_origins. An MCP client that starts hangar itself
-(a desktop application) speaks stdio: give it --stdio, so that a
-configuration with http.addr serves stdio too ("hangar client-config"
-prints such a client's entry). A request arriving on stdin while hangar
-serves HTTP for http.addr is answered with an error saying so.
-
-Without http.auth in the configuration, HTTP listens only on a loopback
-address (127.0.0.1, [::1], localhost): any other address is refused. With
-http.auth, every request to /mcp needs a bearer token (static tokens from
-http.auth.tokens_file or tokens_env, or OAuth JWTs checked against a JWKS),
-and each session sees and may call only the plugins its token allows.
-http.tls serves HTTPS. /healthz and /readyz answer beside /mcp, and
-/metrics (Prometheus) too, unless metrics.addr moves all three to a
-listener of their own. A tracing section exports OpenTelemetry spans over
-OTLP/HTTP. --replica NAME starts session IDs with NAME~, for a load
-balancer in front of several servers. docs/production.md has the details.
-
-Clients of MCP 2026-07-28 are served on the same endpoint and stdio,
-without sessions; a plugin that asks such a client for input is parked
-until the client's retry. The mrtr section sets how long a call may wait,
-the caps, the key that seals request states (the same on every replica),
-and where the other replicas are, to forward a retry to the one holding
-its call. docs/mcp-2026.md has the details.
+HTTP refuses Hosts and browser Origins that are not local or allowed, and
+listens only on loopback unless http.auth is set (bearer tokens or OAuth,
+each session seeing only the plugins its token allows); /healthz, /readyz
+and /metrics answer beside /mcp. MCP 2026-07-28 clients are served on the
+same endpoint and on stdio, without sessions (docs/production.md,
+docs/mcp-2026.md).
 
 With --config, the configuration is reloaded when the file changes and on
-SIGHUP: the new plugin set is loaded and checked beside the old one, then
-swapped in without dropping sessions (clients are told the lists changed).
-Calls in progress finish on the old plugins; plugins whose configuration
-and module are unchanged keep running as they are. A configuration that
-fails to load or check leaves the old set serving, and the log says why.
-The http, metrics and tracing sections take effect at the next start. Without --config, SIGHUP
-is ignored (with a warning in the log).
-
-Over HTTP, sessions idle for http.session_idle_timeout are closed, at most
-http.max_sessions are open at once (one more gets HTTP 503), connections are
-capped by http.max_connections (by default from the open-file limit), and a
-client that stops reading loses its connection after http.write_timeout.
-Deleting a session, or losing the connection of a request, cancels its
-calls.
-
-Logs go to stderr. SIGINT or SIGTERM stops the server gracefully: calls in
-progress may finish for http.drain_timeout (also with stdio), then those
-still running are cancelled and answered with an error; requests arriving
-meanwhile get an error.`,
+SIGHUP, without dropping sessions; a configuration that fails to load
+leaves the old plugins serving. SIGINT or SIGTERM stops the server: calls
+in progress may finish for http.drain_timeout. Logs go to stderr. Serving
+stdio with a terminal as stdin, hangar says it waits there for a client.`,
 	flags: func(fs *flag.FlagSet) { new(serveFlags).register(fs) },
 }
 
@@ -205,7 +159,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	start := time.Now()
 	// Plugins are listed first and compiled on their first call or in the
 	// background (startup.go).
-	prog := newProgress(log, logOut, len(cfg.Plugins), isTerminal(env.Stderr) && log.Enabled(ctx, slog.LevelInfo))
+	prog := newProgress(log, logOut, len(cfg.Plugins), canDrawBars(env.Stderr) && log.Enabled(ctx, slog.LevelInfo))
 	st := &starter{engine: engine, cacheDir: cacheDir, store: catalog.Open(cacheDir), log: log, progress: prog}
 	sv.starting = st.notListed
 	// The probes answer from now on, on the operations listener and beside
@@ -252,6 +206,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 
 	if ln == nil {
 		defer sv.metrics.SessionOpened(metrics.TransportStdio)()
+		terminalHint(env.Stdin, log) // stdiohint.go
 		return serveStdio(ctx, srv, cfg.HTTP.DrainTimeout, log)
 	}
 	if f.http == "" { // http.addr of the configuration: a stdio client may not know

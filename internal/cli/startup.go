@@ -558,7 +558,7 @@ func (st *starter) warm(ctx context.Context, wasm []byte, spec config.Plugin) er
 	}
 	st.progress.compileStarted(spec.Name)
 	_, err = e.Warm(ctx, wasm, pluginOptions(spec, st.log))
-	st.progress.compileEnded(spec.Name, err)
+	st.progress.compileEnded(spec.Name, err, "compiled into the cache", "starts", "on its first call")
 	return err
 }
 
@@ -599,7 +599,7 @@ func (st *starter) compile(ctx context.Context, index int, wasm []byte, spec con
 	}
 	st.progress.compileStarted(spec.Name)
 	p, err := e.Load(ctx, wasm, pluginOptions(spec, st.log))
-	st.progress.compileEnded(spec.Name, err)
+	st.progress.compileEnded(spec.Name, err, "compiled")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -688,7 +688,7 @@ func whenLoaded(ctx context.Context, bgs []*background, start time.Time, p *prog
 	p.close()
 	failed := map[string]string{}
 	var stopped []string
-	onDemand := 0
+	started, onDemand := 0, 0
 	for _, b := range bgs {
 		switch err := b.loading.Err(); {
 		case errors.Is(err, plugin.ErrClosed):
@@ -698,7 +698,9 @@ func whenLoaded(ctx context.Context, bgs []*background, start time.Time, p *prog
 		case err != nil:
 			failed[b.spec.Name] = err.Error()
 		case b.loading.Plugin() == nil:
-			onDemand++ // compiled on its first call
+			onDemand++ // started (compiled, or read from the cache) on its first call
+		default:
+			started++
 		}
 	}
 	elapsed := time.Since(start).Round(time.Millisecond)
@@ -707,9 +709,9 @@ func whenLoaded(ctx context.Context, bgs []*background, start time.Time, p *prog
 		log.Debug("loading stopped: hangar is stopping, or a reload replaced plugins", "plugins", stopped, "elapsed", elapsed)
 		return
 	case len(failed) > 0:
-		log.Warn("ready, but some plugins failed to load", "plugins", len(bgs), "failed", failed, "on_first_call", onDemand, "elapsed", elapsed)
+		log.Warn("ready, but some plugins failed to load", "plugins", len(bgs), "failed", failed, "started", started, "on_first_call", onDemand, "elapsed", elapsed)
 	default:
-		log.Info("ready", "plugins", len(bgs), "on_first_call", onDemand, "elapsed", elapsed)
+		log.Info("ready", "plugins", len(bgs), "started", started, "on_first_call", onDemand, "elapsed", elapsed)
 	}
 	// Compiling leaves hundreds of megabytes of garbage behind; give it
 	// back to the system now, once, rather than over the next minutes.

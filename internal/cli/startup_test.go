@@ -97,8 +97,9 @@ func TestStartProgress(t *testing.T) {
 	order := []string{
 		"level=INFO msg=\"plugins listed; serving\"",
 		"level=INFO msg=\"compiling plugins\" ready=0 total=1 compiling=[",
-		"level=INFO msg=compiled plugin=",
-		"level=INFO msg=ready plugins=1",
+		"level=INFO msg=\"compiled into the cache\" plugin=",
+		"starts=\"on its first call\"",
+		"level=INFO msg=ready plugins=1 started=0 on_first_call=1 ",
 	}
 	at := 0
 	for _, want := range order {
@@ -125,7 +126,7 @@ func TestProgressBars(t *testing.T) {
 	dl(source.Progress{Source: "https://example.com/p.wasm", Done: 4 << 20, Total: 4 << 20, Finished: true})
 	p.compileStarted("remote")
 	log.Info("a line above the bars")
-	p.compileEnded("remote", nil)
+	p.compileEnded("remote", nil, "compiled")
 	p.pluginDone()
 	p.pluginDone()
 	// Wait for a frame showing both plugins loaded.

@@ -9,7 +9,24 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+
+	"golang.org/x/term"
 )
+
+// stdioWaitHint is what serve says when it serves stdio and stdin is a
+// terminal: a person started it by hand, and it looks as if nothing
+// happens.
+const stdioWaitHint = "serving MCP over stdio: waiting for an MCP client's JSON-RPC messages on stdin. " +
+	"A client starts hangar itself (\"hangar client-config\" prints its entry); " +
+	"to try the plugins by hand, run \"hangar call PLUGIN.wasm TOOL\", or serve HTTP with --http 127.0.0.1:8080. " +
+	"Ctrl-C stops."
+
+// terminalHint logs stdioWaitHint when stdin is a terminal.
+func terminalHint(stdin io.Reader, log *slog.Logger) {
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		log.Info(stdioWaitHint)
+	}
+}
 
 // wrongTransportCode is the JSON-RPC error code of the answer to a request
 // sent on stdin to a hangar serving HTTP (a server error, in the range
