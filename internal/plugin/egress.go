@@ -95,7 +95,11 @@ func (e *hostDeniedError) Error() string {
 	case ownServer:
 		fmt.Fprintf(&b, " (%s) is Hangar's own server, which no grant allows", e.addr)
 	case ownDeployment:
-		fmt.Fprintf(&b, " (%s) is an address of Hangar's deployment (%s in deployment.addresses), which no grant allows", e.addr, e.kind)
+		fmt.Fprintf(&b, " (%s) is an address of Hangar's deployment", e.addr)
+		if e.kind != "" { // "" in what the plugin is told
+			fmt.Fprintf(&b, " (%s in deployment.addresses)", e.kind)
+		}
+		b.WriteString(", which no grant allows")
 	}
 	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hangar-mcp/hangar/internal/config"
@@ -47,8 +48,8 @@ func pdkFetch(t *testing.T, p *plugin.Plugin, args map[string]any) pdkFetched {
 // body; and a refused or failed request is an error the plugin's code gets
 // (naming the grant to add), not a trap, while the refusal is logged.
 func TestPDKHTTP(t *testing.T) {
-	var hangarHits int
-	hangar := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hangarHits++ }))
+	var hangarHits atomic.Int32
+	hangar := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hangarHits.Add(1) }))
 	defer hangar.Close()
 	defer plugin.ProtectAddr(hangar.Listener.Addr())()
 
@@ -78,6 +79,10 @@ func TestPDKHTTP(t *testing.T) {
 	deadAddr := closed.Addr().String()
 	closed.Close()
 
+	sibling := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hangarHits.Add(1) }))
+	defer sibling.Close()
+	plugin.SetDeployment(t, []config.AddrRange{{Host: "127.0.0.1", FirstPort: uint16(port(sibling)), LastPort: uint16(port(sibling))}})
+
 	var logs testutil.SyncBuffer
 	p := load(t, testutil.BuildPlugin(t, "./internal/testplugins/pdkhttp"), plugin.Options{
 		Name: "api", Limits: hostileLimits, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
@@ -103,26 +108,31 @@ func TestPDKHTTP(t *testing.T) {
 		{strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/echo?token=secret",
 			fmt.Sprintf("pdk: GET http://localhost:%d/echo: ", port(srv)) + `HTTP request denied: host "localhost" is not in grants.allowed_hosts; to allow it, add "localhost" to grants.allowed_hosts of plugin api`, true},
 		{srv.URL + "/to-hangar", "is Hangar's own server, which no grant allows", true},
-		{"http://" + deadAddr + "/", "connection refused", false},
+		{sibling.URL + "/mcp", fmt.Sprintf(`HTTP request denied: host "127.0.0.1" (127.0.0.1:%d) is an address of Hangar's deployment, which no grant allows`, port(sibling)), true},
+		{"http://" + deadAddr + "/?token=secret", "pdk: GET http://" + deadAddr + "/: dial tcp " + deadAddr + ": connect: connection refused", false},
 		{srv.URL + "/big", "the response body is larger than 33554432 bytes, what the plugin's memory (limits.memory) allows", false},
 	} {
 		got := pdkFetch(t, p, map[string]any{"url": c.url})
 		if got.Status != 0 || !strings.Contains(got.Error, c.want) || got.Denied != c.denied {
 			t.Errorf("GET %s: %+v\nwant an error with %q, denied %v", c.url, got, c.want, c.denied)
 		}
-		if strings.Contains(got.Error, "secret") {
-			t.Errorf("the error shows the URL's query: %q", got.Error)
+		if strings.Contains(got.Error, "secret") || strings.Contains(got.Error, "deployment.addresses") {
+			t.Errorf("the error shows the URL's query or the deployment's configuration: %q", got.Error)
 		}
 	}
 	got = pdkFetch(t, p, map[string]any{"url": srv.URL + "/echo", "headers": map[string]string{plugin.MarkerHeader: "x"}})
 	if !got.Denied || !strings.Contains(got.Error, "a plugin may not set it") {
 		t.Errorf("a request setting the marker header: %+v", got)
 	}
-	if hangarHits != 0 {
-		t.Errorf("Hangar's server was reached %d times", hangarHits)
+	if n := hangarHits.Load(); n != 0 {
+		t.Errorf("Hangar's servers were reached %d times", n)
 	}
-	if l := logs.String(); !strings.Contains(l, `level=WARN msg="HTTP request denied: host \"localhost\" is not in grants.allowed_hosts`) {
+	l := logs.String()
+	if !strings.Contains(l, `level=WARN msg="HTTP request denied: host \"localhost\" is not in grants.allowed_hosts`) {
 		t.Errorf("the refusal is not logged at warn:\n%s", l)
+	}
+	if want := fmt.Sprintf("(127.0.0.1:%d in deployment.addresses)", port(sibling)); !strings.Contains(l, want) {
+		t.Errorf("the log does not name the deployment's range %s:\n%s", want, l)
 	}
 	settled(t, p, "answered failures")
 }

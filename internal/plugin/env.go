@@ -322,17 +322,30 @@ func (p *Plugin) sendHTTP(ctx context.Context, r *httpMeta, body []byte) (*http.
 }
 
 // httpFailure is the answer to a failed request of Hangar's PDK; a refusal
-// is also logged.
+// is also logged. The PDK puts the method and URL before the message, so
+// it is the failure's without them (url.Error's, which would repeat the
+// URL with its query); and it does not tell the plugin the configured
+// ranges of Hangar's deployment, which the log names.
 func (p *Plugin) httpFailure(err error) []byte {
 	var hd *hostDeniedError
 	denied := errors.As(err, &hd)
 	if denied && limiterFor(p.log).allow() {
 		p.log.Warn(hd.Error(), "source", "http_request")
 	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	msg := err.Error()
+	if denied && hd.why == ownDeployment {
+		guest := *hd
+		guest.kind = ""
+		msg = strings.Replace(msg, hd.Error(), guest.Error(), 1)
+	}
 	b, _ := json.Marshal(struct {
 		Error  string `json:"error"`
 		Denied bool   `json:"denied"`
-	}{err.Error(), denied})
+	}{msg, denied})
 	return b
 }
 
