@@ -93,6 +93,10 @@ func TestCrashErrorText(t *testing.T) {
 		{&CrashError{Plugin: "p", Export: "call_tool", OutOfMemory: true, Memory: 64 << 20, Reason: "x"},
 			"plugin p: call_tool: plugin crashed: plugin ran out of memory (limits.memory 64MiB); raise limits.memory of plugin p if it needs more"},
 		{&CrashError{Plugin: "p", Export: "call", ExitCode: 2}, "plugin p: call: plugin crashed: exited with code 2"},
+		{&CrashError{Plugin: "p", Export: "call_tool", Tool: "lookup", Reason: "panic: boom at src/lib.rs:3:5"},
+			"plugin p: tool lookup: plugin crashed: panic: boom at src/lib.rs:3:5"},
+		{&CrashError{Plugin: "p", Export: "read_resource", Reason: "panic: boom", Denied: "file access denied: ..."},
+			"plugin p: read_resource: plugin crashed: panic: boom (file access denied: ...)"},
 		{&CrashError{Plugin: "p", Export: "call", Memory: 1<<20 + 1, OutOfMemory: true}, "plugin p: call: plugin crashed: plugin ran out of memory (limits.memory 1048577 bytes); raise limits.memory of plugin p if it needs more"},
 	} {
 		if got := tc.err.Error(); got != tc.want {

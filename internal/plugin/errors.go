@@ -72,6 +72,8 @@ func (p *Plugin) pluginError(s *callState, export, msg string) *PluginError {
 type CrashError struct {
 	Plugin string
 	Export string
+	// Tool is the tool the call was for, when it was a tool call.
+	Tool string
 	// Starting reports a crash in the initialization of the guest's
 	// language runtime (Go's init functions, _initialize), before the
 	// export itself ran: every call crashes the same way, whatever its
@@ -94,6 +96,8 @@ func (e *CrashError) Error() string {
 	var b strings.Builder
 	if e.Starting {
 		fmt.Fprintf(&b, "plugin %s crashed while starting", e.Plugin)
+	} else if e.Tool != "" {
+		fmt.Fprintf(&b, "plugin %s: tool %s: %s", e.Plugin, e.Tool, ErrTrap)
 	} else {
 		fmt.Fprintf(&b, "plugin %s: %s: %s", e.Plugin, e.Export, ErrTrap)
 	}
@@ -115,6 +119,16 @@ func (e *CrashError) Error() string {
 }
 
 func (e *CrashError) Unwrap() error { return ErrTrap }
+
+// crashedTool is err, the error of a call of the tool name, with the tool
+// named if the plugin crashed.
+func crashedTool(err error, name string) error {
+	var ce *CrashError
+	if errors.As(err, &ce) && !ce.Starting {
+		ce.Tool = name
+	}
+	return err
+}
 
 // initError is the failure of the guest's runtime initialization.
 type initError struct{ err error }

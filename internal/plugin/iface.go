@@ -309,7 +309,7 @@ func (p *Plugin) CallTool(ctx context.Context, c *Call, name string, args json.R
 	}
 	var out toolResult
 	if _, _, err = p.runEncoded(ctx, c, export, input, &out, p.opts.Limits.CallTimeout); err != nil {
-		return nil, err
+		return nil, crashedTool(err, name) // errors.go
 	}
 	res := &out.CallToolResult
 	if res.Content == nil {

@@ -107,8 +107,9 @@ func TestPanicNamesTheLine(t *testing.T) {
 	before := logs.String()
 	_, err = p.CallTool(ctx, nil, "goroutine", json.RawMessage(`{}`))
 	var ce *plugin.CrashError
-	if want := "panic: assignment to entry in nil map at " + panicLine(t, "goroutine"); !errors.As(err, &ce) || ce.Reason != want {
-		t.Errorf("a goroutine's panic: %v\nwant a crash whose reason is %s", err, want)
+	if want := "panic: assignment to entry in nil map at " + panicLine(t, "goroutine"); !errors.As(err, &ce) || ce.Reason != want ||
+		err.Error() != "plugin panicky: tool goroutine: plugin crashed: "+want {
+		t.Errorf("a goroutine's panic: %v\nwant a crash of tool goroutine whose reason is %s", err, want)
 	}
 	logged := strings.TrimPrefix(logs.String(), before)
 	if n := strings.Count(logged, "level=WARN"); n != 1 || !strings.Contains(logged, `msg="plugin crashed"`) ||
