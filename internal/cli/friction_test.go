@@ -3,83 +3,14 @@ package cli
 // The smaller frictions of issue 26, each as a user met it.
 
 import (
-	"bytes"
-	"context"
-	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hangar-mcp/hangar/internal/source/registrytest"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
-
-// TestStdioHintOnTerminal: hangar serve over stdio, started by hand on a
-// terminal, says it waits for an MCP client on stdin; started by a client
-// (stdin a pipe) it says nothing of the kind.
-func TestStdioHintOnTerminal(t *testing.T) {
-	isolate(t)
-	wasm := testutil.BuildPlugin(t, "./internal/testplugins/legacy")
-	master, tty := openPTY(t)
-
-	var stderr lockedBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(context.Background(), []string{"serve", "--stdio", wasm},
-			&Env{Stdin: tty, Stdout: io.Discard, Stderr: &stderr})
-	}()
-	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(stderr.String(), "waiting for an MCP client"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no hint that serve waits on stdin:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !strings.Contains(stderr.String(), `level=INFO msg="serving MCP over stdio: waiting for an MCP client's JSON-RPC messages on stdin.`) {
-		t.Errorf("the hint, at INFO:\n%s", stderr.String())
-	}
-	master.Close() // the end of the terminal: stdin ends
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("serve did not stop at the end of stdin")
-	}
-
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	var out bytes.Buffer
-	Main(context.Background(), []string{"serve", "--stdio", wasm}, &Env{Stdin: r, Stdout: io.Discard, Stderr: &out})
-	if strings.Contains(out.String(), "waiting for an MCP client") {
-		t.Errorf("the hint with stdin a pipe:\n%s", out.String())
-	}
-}
-
-// TestBarsNeedATerminalSize: progress bars are drawn on a terminal that
-// reports its width; on one that reports 0x0 (a pseudo-terminal whose size
-// was never set), where bars show nothing, progress is logged instead.
-func TestBarsNeedATerminalSize(t *testing.T) {
-	_, tty := openPTY(t)
-	if canDrawBars(tty) {
-		t.Error("bars on a terminal of size 0x0")
-	}
-	setSize(t, tty, 80, 24)
-	if !canDrawBars(tty) {
-		t.Error("no bars on a terminal of 80x24")
-	}
-	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if canDrawBars(f) || canDrawBars(&bytes.Buffer{}) {
-		t.Error("bars on a file")
-	}
-}
 
 // TestCallArgumentsErrors: hangar call with arguments that are not a JSON
 // object says where they fail to parse, or what they are instead.
