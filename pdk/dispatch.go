@@ -34,10 +34,8 @@ type frame struct {
 	ctx Context
 	req CallToolRequest
 	// about names what a request other than call_tool is for, in the
-	// error of a handler that panics (see subject); ref is the reference
-	// of a completion.
+	// error of a handler that panics (see subject).
 	about string
-	ref   CompleteReference
 }
 
 // subject names what the request of export name was for, as the error of
@@ -48,7 +46,7 @@ func (f *frame) subject(name string) string {
 	case name == exportCallTool && f.req.Name != "":
 		return f.req.Name
 	case name == exportComplete:
-		return "completion of " + f.ref.Name + f.ref.URI
+		return "completion of " + f.about
 	case f.about != "":
 		return f.about
 	}
@@ -371,7 +369,7 @@ func (r *registry) complete(f *frame) (any, error) {
 		return nil, err
 	}
 	req.Ref.Type = refType(req.Ref.Type)
-	f.ref = req.Ref
+	f.about = req.Ref.Name + req.Ref.URI // one of them is empty: no allocation
 	r.mu.Lock()
 	handler := r.completion
 	r.mu.Unlock()
