@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -102,5 +103,23 @@ func TestCrashErrorText(t *testing.T) {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("got  %s\nwant %s", got, tc.want)
 		}
+	}
+}
+
+// TestPanicStackWithinLogBudget: the stack a plugin's error carries is the
+// plugin's text, logged within its log budget as its stderr is: a plugin
+// that answers every call with one cannot flood the log.
+func TestPanicStackWithinLogBudget(t *testing.T) {
+	var logs logBuffer
+	p := &Plugin{name: "p", log: logs.logger()}
+	msg := "tool: panic: boom at example.com/p/main.go:3\n\ngoroutine 1 [running]:\nmain.f()\n\texample.com/p/main.go:3 +0x1"
+	for range logBurst + 100 {
+		if err := p.pluginError(nil, "call_tool", msg); err.Message != "tool: panic: boom at example.com/p/main.go:3" {
+			t.Fatalf("error %q", err.Message)
+		}
+	}
+	// The budget refills at logRate lines a second while the loop runs.
+	if n := strings.Count(logs.String(), `msg="plugin handler panicked"`); n < logBurst || n >= logBurst+100 {
+		t.Errorf("%d stacks logged for %d panics, want the budget's %d (and the few it refilled meanwhile)", n, logBurst+100, logBurst)
 	}
 }

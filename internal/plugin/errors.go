@@ -50,14 +50,17 @@ const maxLoggedStack = 16 << 10
 // with what Hangar refused it during the call (see ungranted.go). A
 // handler of Hangar's Go PDK that panicked reports its message, a blank
 // line and the goroutine's stack (pdk/panic.go): the stack is logged, as
-// a warning, and the error keeps the message.
+// a warning, within the plugin's log budget (it is the plugin's text, as
+// its stderr is), and the error keeps the message.
 func (p *Plugin) pluginError(s *callState, export, msg string) *PluginError {
 	if first, stack, ok := strings.Cut(msg, "\n\ngoroutine "); ok && strings.Contains(first, ": panic: ") {
 		msg, stack = first, "goroutine "+stack
 		if len(stack) > maxLoggedStack {
 			stack = stack[:maxLoggedStack] + "\n..."
 		}
-		p.log.Warn("plugin handler panicked", "export", export, "error", msg, "stack", stack)
+		if limiterFor(p.log).allow() {
+			p.log.Warn("plugin handler panicked", "export", export, "error", msg, "stack", stack)
+		}
 	}
 	if d := s.deniedText(); d != "" {
 		msg += " (" + d + ")"
