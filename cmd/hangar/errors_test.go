@@ -71,7 +71,7 @@ func TestOutOfMemory(t *testing.T) {
 	hog := testutil.BuildPlugin(t, "./internal/testplugins/hog")
 	cfg := writeConfig(t, "plugins:\n  - name: hog\n    path: "+hog+"\n    limits:\n      memory: 64MiB\n")
 	_, stderr, code := run(t, "call", "--config", cfg, "hog")
-	want := "plugin hog: call_tool: plugin crashed: plugin ran out of memory (limits.memory 64MiB); raise limits.memory of plugin hog if it needs more"
+	want := "plugin hog: tool hog: plugin crashed: plugin ran out of memory (limits.memory 64MiB); raise limits.memory of plugin hog if it needs more"
 	if code != 1 || lastLine(stderr) != want {
 		t.Errorf("call hog: exit %d, last line\n  %s\nwant\n  %s", code, lastLine(stderr), want)
 	}
