@@ -62,6 +62,11 @@ var (
 	// ErrTooManyParked: a cap on parked calls was reached when the call
 	// asked for input. RPCError maps it to CodeTooManyParked.
 	ErrTooManyParked = errors.New("too many requests are waiting for input")
+	// ErrServerCap and ErrPrincipalCap are ErrTooManyParked at the cap
+	// of the server (Options.MaxParked) and at that of the call's
+	// principal (Options.MaxParkedPerPrincipal).
+	ErrServerCap    error = &capError{"server"}
+	ErrPrincipalCap error = &capError{"principal"}
 	// ErrParkExpired is the cause of a parked call's cancellation when no
 	// retry came within the park timeout.
 	ErrParkExpired = errors.New("no retry came within the park timeout")
@@ -183,3 +188,10 @@ func RPCError(err error) *jsonrpc.Error {
 	}
 	return nil
 }
+
+// capError is ErrTooManyParked at one of the caps: it says what
+// ErrTooManyParked says, and is it.
+type capError struct{ which string }
+
+func (*capError) Error() string { return ErrTooManyParked.Error() }
+func (*capError) Unwrap() error { return ErrTooManyParked }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -40,12 +41,6 @@ var forwardedHeaders = []string{
 	"Authorization", "Content-Type", "Accept", "Accept-Encoding", "User-Agent",
 	"Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name",
 	"Traceparent", "Tracestate", "Baggage",
-}
-
-// Response headers that belong to one connection, not to the answer.
-var hopHeaders = []string{
-	"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-	"Te", "Trailer", "Transfer-Encoding", "Upgrade",
 }
 
 // ForwarderOptions configure a Forwarder.
@@ -79,12 +74,12 @@ type ForwarderOptions struct {
 // authenticates does, so that a client cannot make a replica send
 // requests anywhere else.
 type Forwarder struct {
-	self     string
-	template string
-	peers    map[string]*url.URL
-	timeout  time.Duration
-	client   *http.Client
-	log      *slog.Logger
+	self      string
+	template  string
+	peers     map[string]*url.URL
+	timeout   time.Duration
+	transport http.RoundTripper
+	log       *slog.Logger
 
 	forwarded, gone atomic.Uint64
 }
@@ -132,12 +127,9 @@ func NewForwarder(o ForwarderOptions) (*Forwarder, error) {
 			ForceAttemptHTTP2:     true,
 		}
 	}
-	f.client = &http.Client{
-		Transport: rt,
-		// A peer's redirect is its answer to the client, not a place for
-		// this replica to go.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	// A peer's redirect is its answer to the client, not a place for this
+	// replica to go: the proxy follows none.
+	f.transport = rt
 	return f, nil
 }
 
@@ -169,7 +161,9 @@ func Forwarded(r *http.Request) bool { return r.Header.Get(ForwardedHeader) != "
 // Forward sends the request r, whose body the edge has read into body, to
 // the replica named replica, and copies the answer to w as it comes
 // (status, headers and body, flushed as it arrives, so that an SSE stream
-// streams). id is the JSON-RPC id of the request, for the error Forward
+// streams), through a net/http/httputil.ReverseProxy: the hop-by-hop
+// headers, those the request's Connection header names included, stay
+// behind. id is the JSON-RPC id of the request, for the error Forward
 // answers itself:
 //
 //   - when r was itself forwarded (the loop guard: the replica the state
@@ -180,8 +174,9 @@ func Forwarded(r *http.Request) bool { return r.Header.Get(ForwardedHeader) != "
 //
 // That error is a JSON-RPC invalid params error (HTTP 400) saying that
 // the replica holding the request is gone and the request must start
-// again. Forward returns it too (or the error that ended the exchange
-// once the answer had started, or nil).
+// again. Forward returns it too, or nil. An answer that breaks off once
+// it has started aborts the client's connection (http.ErrAbortHandler),
+// which then knows the answer is incomplete.
 func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, body []byte, replica string, id json.RawMessage) error {
 	if Forwarded(r) {
 		err := fmt.Errorf("%w: the request was forwarded here by replica %q, which does not hold it either", ErrReplicaGone, r.Header.Get(ForwardedHeader))
@@ -196,48 +191,54 @@ func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, body []byte,
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), f.timeout)
 	defer cancel()
-	out, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		writeRPCError(w, id, fmt.Errorf("%w: %v", ErrReplicaGone, err))
-		return err
+	in := r.WithContext(ctx)
+	in.Body = io.NopCloser(bytes.NewReader(body))
+	in.ContentLength = int64(len(body))
+	var failed error
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			to := *u
+			pr.Out.Method = http.MethodPost
+			pr.Out.URL = &to
+			// The peer checks the Host as this replica did (the replicas
+			// share their http section): the client's Host passed here,
+			// where the peer's own address, which clients never use,
+			// would not.
+			pr.Out.Host = pr.In.Host
+			h := http.Header{}
+			for _, k := range forwardedHeaders {
+				if v := pr.Out.Header.Values(k); len(v) > 0 {
+					h[http.CanonicalHeaderKey(k)] = v
+				}
+			}
+			for k, v := range pr.Out.Header {
+				if strings.HasPrefix(k, "Mcp-Param-") {
+					h[k] = v
+				}
+			}
+			h.Set(ForwardedHeader, f.selfName())
+			pr.Out.Header = h
+		},
+		Transport:     f.transport,
+		FlushInterval: -1, // each write of the peer's answer, as it comes
+		ModifyResponse: func(*http.Response) error {
+			f.forwarded.Add(1)
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			if r.Context().Err() != nil {
+				failed = r.Context().Err() // the client went away: nobody to answer
+				return
+			}
+			f.gone.Add(1)
+			f.log.Warn("MRTR retry not forwarded: the replica holding its call cannot be reached", "replica", replica, "url", u.String(), "error", err)
+			failed = fmt.Errorf("%w: replica %q cannot be reached", ErrReplicaGone, replica)
+			writeRPCError(w, id, failed)
+		},
+		ErrorLog: slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
 	}
-	for _, h := range forwardedHeaders {
-		if v := r.Header.Values(h); len(v) > 0 {
-			out.Header[http.CanonicalHeaderKey(h)] = v
-		}
-	}
-	for k, v := range r.Header {
-		if strings.HasPrefix(k, "Mcp-Param-") {
-			out.Header[k] = v
-		}
-	}
-	out.Header.Set(ForwardedHeader, f.selfName())
-	// The peer checks the Host as this replica did (the replicas share
-	// their http section): the client's Host passed here, where the
-	// peer's own address, which clients never use, would not.
-	out.Host = r.Host
-	resp, err := f.client.Do(out)
-	if err != nil {
-		if r.Context().Err() != nil {
-			return r.Context().Err() // the client went away: nobody to answer
-		}
-		f.gone.Add(1)
-		f.log.Warn("MRTR retry not forwarded: the replica holding its call cannot be reached", "replica", replica, "url", u.String(), "error", err)
-		gone := fmt.Errorf("%w: replica %q cannot be reached", ErrReplicaGone, replica)
-		writeRPCError(w, id, gone)
-		return gone
-	}
-	defer resp.Body.Close()
-	f.forwarded.Add(1)
-	h := w.Header()
-	for k, v := range resp.Header {
-		h[k] = v
-	}
-	for _, k := range hopHeaders {
-		h.Del(k)
-	}
-	w.WriteHeader(resp.StatusCode)
-	return copyFlushing(w, resp.Body)
+	proxy.ServeHTTP(w, in)
+	return failed
 }
 
 func (f *Forwarder) selfName() string {
@@ -245,29 +246,6 @@ func (f *Forwarder) selfName() string {
 		return "unnamed"
 	}
 	return f.self
-}
-
-// copyFlushing copies src to w, flushing after each read.
-func copyFlushing(w http.ResponseWriter, src io.Reader) error {
-	rc := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
-			}
-			if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
-				return ferr
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // ForwardStats are a Forwarder's counters.

@@ -513,10 +513,10 @@ func (m *Manager) acquire(c *Call) error {
 		return ErrClosed
 	case len(m.calls) >= m.maxParked:
 		m.stats.capRefusals.Add(1)
-		return fmt.Errorf("%w: %d requests wait for input on this server, its limit; try again once some are answered", ErrTooManyParked, m.maxParked)
+		return fmt.Errorf("%w: %d requests wait for input on this server, its limit; try again once some are answered", ErrServerCap, m.maxParked)
 	case c.principal != "" && m.perPrincipal[c.principal] >= m.maxPerPrincipal:
 		m.stats.capRefusals.Add(1)
-		return fmt.Errorf("%w: %d of your requests wait for input, the limit per user; answer or abandon one, then start this request again", ErrTooManyParked, m.maxPerPrincipal)
+		return fmt.Errorf("%w: %d of your requests wait for input, the limit per user; answer or abandon one, then start this request again", ErrPrincipalCap, m.maxPerPrincipal)
 	}
 	m.calls[c.id] = c
 	if c.principal != "" {
