@@ -111,7 +111,7 @@
 // params encoded again with encoding/json (they bind to the same state).
 // Both pass the client capabilities of the request's _meta
 // (DecodeCapabilities, or the go-sdk's ServerRequest.ClientCapabilities),
-// the principal and a Sink (SessionSink on the go-sdk path), and turn
+// the principal and a Sink (the edge's, on either path), and turn
 // the Outcome into the request's answer: Result as the call's result,
 // Input as an InputRequiredResult (SDKInputRequests converts it for the
 // go-sdk's result types). RPCError maps this package's errors to

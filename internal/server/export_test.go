@@ -1,10 +1,8 @@
 package server
 
-import (
-	"github.com/hangar-mcp/hangar/internal/server/fastpath"
-	"github.com/hangar-mcp/hangar/internal/server/stateless"
-)
+import "github.com/hangar-mcp/hangar/internal/server/wire"
 
-// FastServed returns how many calls the fast paths (of sessions and of
-// 2026-07-28) have served in this process.
-func FastServed() int64 { return fastpath.Served() + stateless.Served() }
+// FastServed returns how many calls the edges (the sessions' fast path
+// and that of 2026-07-28) have served in front of the go-sdk in this
+// process.
+func FastServed() int64 { return wire.FastServed() }

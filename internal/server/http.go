@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -104,7 +105,7 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 			o.LegacySSE = false
 		}
 	}
-	mux.Handle(Path, guard(authn(s.bounded(h, o)), o))
+	mux.Handle(Path, guard(authn(s.serveMCP(h, o)), o))
 	if o.LegacySSE {
 		// guard checks Host on every address, as for Path.
 		mux.Handle(SSEPath, guard(s.countSSE(s.sdk.SSEHandler()), o))
@@ -115,6 +116,29 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		mux.Handle(MetricsPath, guard(authn(requireAllPlugins(o.Metrics)), o))
 	}
 	return mux
+}
+
+// serveMCP is the route of every request to the MCP endpoint, once the
+// limits every client has (limitClient) are set: a request of MCP
+// 2026-07-28 goes to that edge (stateless.Edge: it has no session), any
+// other to the sessions (sessionHTTP: the fast path in front of the
+// go-sdk), within the sessions' limits (serveSessions).
+func (s *Server) serveMCP(sessionHTTP http.Handler, o HTTPOptions) http.Handler {
+	var live atomic.Int64 // sessions open or being opened
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := s.limitClient(w, r, o)
+		defer s.streams.remove(cw)
+		if s.stateless.Takes(r) {
+			hr, done := s.sdk.TrackHTTP(r, "")
+			defer done()
+			if o.WriteTimeout > 0 {
+				cw.lost = hr.Scope
+			}
+			s.stateless.ServeHTTP(cw, r)
+			return
+		}
+		s.serveSessions(sessionHTTP, cw, r, o, &live)
+	})
 }
 
 // countSSE counts the sessions of the HTTP+SSE transport: each lasts as

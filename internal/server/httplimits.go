@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,89 +20,81 @@ import (
 
 const sessionIDHeader = "Mcp-Session-Id"
 
-// bounded wraps the SDK's handler with what keeps a client from holding
-// more than its share: the session cap, the body read and write timeouts,
-// and the cancellation of calls whose session or connection is gone.
-func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
-	var live atomic.Int64 // sessions open or being opened
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sessions.ClearInternalHeaders(r.Header)
-		var wd *writeDeadline
-		if o.WriteTimeout > 0 {
-			wd = &writeDeadline{ResponseWriter: w, rc: http.NewResponseController(w), d: o.WriteTimeout}
-			w = wd
-			// A deadline left by the connection's previous request must not
-			// cut this one's answer, written after the handler.
-			wd.extend()
+// limitClient sets what keeps any client from holding more than its
+// share: the body's read timeout, and a writer (the returned one, which
+// the caller removes from s.streams when the request ends) that bounds
+// each write and lets the drain cut a client that stopped reading.
+func (s *Server) limitClient(w http.ResponseWriter, r *http.Request, o HTTPOptions) *clientWriter {
+	sessions.ClearInternalHeaders(r.Header)
+	cw := &clientWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: o.WriteTimeout}
+	if cw.d > 0 {
+		// A deadline left by the connection's previous request must not
+		// cut this one's answer, written after the handler.
+		cw.extend()
+	}
+	s.streams.add(cw)
+	if o.ReadTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
+		cw.rc.SetReadDeadline(time.Now().Add(o.ReadTimeout))
+		r.Body = &readDeadline{ReadCloser: r.Body, rc: cw.rc}
+	}
+	return cw
+}
+
+// serveSessions serves a request of a version before 2026-07-28 with the
+// sessions' limits: the session cap, and the cancellation of calls whose
+// session or connection is gone.
+func (s *Server) serveSessions(next http.Handler, cw *clientWriter, r *http.Request, o HTTPOptions, live *atomic.Int64) {
+	var w http.ResponseWriter = cw
+	id := r.Header.Get(sessionIDHeader)
+	switch {
+	case r.Method == http.MethodDelete && id != "":
+		// End the session's calls first, and let their requests carry
+		// the JSON-RPC errors that answer them: once the SDK closes the
+		// session, it writes nothing more. Only its owner's DELETE
+		// ends anything: the SDK refuses another's (403).
+		if s.ownedBy(id, r) && s.sdk.EndSession(id, sessions.ErrSessionClosed) {
+			s.sdk.WaitHTTP(id, core.CancelGrace)
 		}
-		if o.ReadTimeout > 0 {
-			rc := http.NewResponseController(w)
-			if r.Body != nil && r.Body != http.NoBody {
-				rc.SetReadDeadline(time.Now().Add(o.ReadTimeout))
-				r.Body = &readDeadline{ReadCloser: r.Body, rc: rc}
-			}
-		}
-		if s.modern.Takes(r) {
-			// MCP 2026-07-28: no session (stateless.Edge).
-			hr, done := s.sdk.TrackHTTP(r, "")
-			defer done()
-			if wd != nil {
-				wd.lost = hr.Scope
-			}
-			s.modern.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
+	case r.Method != http.MethodPost:
+		next.ServeHTTP(w, r)
+	case id == "":
+		if s.core.Stopping() {
+			writeRPCError(w, http.StatusServiceUnavailable, core.ErrStopping)
 			return
 		}
-		id := r.Header.Get(sessionIDHeader)
-		switch {
-		case r.Method == http.MethodDelete && id != "":
-			// End the session's calls first, and let their requests carry
-			// the JSON-RPC errors that answer them: once the SDK closes the
-			// session, it writes nothing more. Only its owner's DELETE
-			// ends anything: the SDK refuses another's (403).
-			if s.ownedBy(id, r) && s.sdk.EndSession(id, sessions.ErrSessionClosed) {
-				s.sdk.WaitHTTP(id, core.CancelGrace)
-			}
-			next.ServeHTTP(w, r)
-		case r.Method != http.MethodPost:
-			next.ServeHTTP(w, r)
-		case id == "":
-			if s.core.Stopping() {
-				writeRPCError(w, http.StatusServiceUnavailable, core.ErrStopping)
-				return
-			}
-			if n := live.Add(1); o.MaxSessions > 0 && n > int64(o.MaxSessions) {
-				live.Add(-1)
-				w.Header().Set("Retry-After", "10")
-				writeRPCError(w, http.StatusServiceUnavailable, &jsonrpc.Error{
-					Code:    core.CodeServerStopping,
-					Message: fmt.Sprintf("too many sessions: the server holds at most %d; try again later", o.MaxSessions),
-				})
-				return
-			}
-			next.ServeHTTP(w, r)
-			sid := w.Header().Get(sessionIDHeader)
-			if ti := sdkauth.TokenInfoFromContext(r.Context()); ti != nil && sid != "" {
-				s.owners.Store(sid, ti.UserID)
-			}
-			s.watchSession(sid, func() {
-				s.owners.Delete(sid)
-				live.Add(-1)
+		if n := live.Add(1); o.MaxSessions > 0 && n > int64(o.MaxSessions) {
+			live.Add(-1)
+			w.Header().Set("Retry-After", "10")
+			writeRPCError(w, http.StatusServiceUnavailable, &jsonrpc.Error{
+				Code:    core.CodeServerStopping,
+				Message: fmt.Sprintf("too many sessions: the server holds at most %d; try again later", o.MaxSessions),
 			})
-		default:
-			hr, done := s.sdk.TrackHTTP(r, id)
-			defer done()
-			if wd != nil {
-				wd.lost = hr.Scope
-			}
-			next.ServeHTTP(w, r)
-			if hr.Scope.Running() > 0 {
-				// The SDK let the request go (its session ended) while one of
-				// its calls still runs: no answer can reach this stream, so
-				// end it as a broken one rather than a complete, empty one.
-				panic(http.ErrAbortHandler)
-			}
+			return
 		}
-	})
+		next.ServeHTTP(w, r)
+		sid := w.Header().Get(sessionIDHeader)
+		if ti := sdkauth.TokenInfoFromContext(r.Context()); ti != nil && sid != "" {
+			s.owners.Store(sid, ti.UserID)
+		}
+		s.watchSession(sid, func() {
+			s.owners.Delete(sid)
+			live.Add(-1)
+		})
+	default:
+		hr, done := s.sdk.TrackHTTP(r, id)
+		defer done()
+		if o.WriteTimeout > 0 {
+			cw.lost = hr.Scope
+		}
+		next.ServeHTTP(w, r)
+		if hr.Scope.Running() > 0 {
+			// The SDK let the request go (its session ended) while one of
+			// its calls still runs: no answer can reach this stream, so
+			// end it as a broken one rather than a complete, empty one.
+			panic(http.ErrAbortHandler)
+		}
+	}
 }
 
 // ownedBy reports whether r comes from the owner of the session with the
@@ -139,37 +132,122 @@ func writeRPCError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 	w.Write(body)
 }
 
-// writeDeadline bounds each write to the client, so that one that stops
-// reading loses its connection instead of holding the writer forever.
-type writeDeadline struct {
+// clientWriter is the writer of every request to the MCP endpoint. It
+// bounds each write to the client (HTTPOptions.WriteTimeout), so that one
+// that stops reading loses its connection instead of holding the writer
+// forever, and it lets the drain cut a client that has taken nothing for
+// a while (streams.cutStalled), whatever the write timeout.
+type clientWriter struct {
 	http.ResponseWriter
 	rc   *http.ResponseController
-	d    time.Duration
-	lost *core.Scope // ended when a write fails: the client is gone
+	d    time.Duration // the write timeout; 0: none
+	lost *core.Scope   // ended when a write fails: the client is gone
+
+	writing atomic.Int64 // when the write in progress began (Unix ns); 0: none
+	cut     atomic.Bool  // the drain cut the client: no deadline is extended
 }
 
-func (w *writeDeadline) extend() { w.rc.SetWriteDeadline(time.Now().Add(w.d)) }
+func (w *clientWriter) extend() {
+	if !w.cut.Load() {
+		w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	}
+}
 
-func (w *writeDeadline) WriteHeader(code int) {
-	w.extend()
+// begin starts a write: its deadline, and the time the drain looks at.
+func (w *clientWriter) begin() {
+	if w.d > 0 {
+		w.extend()
+	}
+	w.writing.Store(time.Now().UnixNano())
+}
+
+func (w *clientWriter) WriteHeader(code int) {
+	if w.d > 0 {
+		w.extend()
+	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *writeDeadline) Write(p []byte) (int, error) {
-	w.extend()
+func (w *clientWriter) Write(p []byte) (int, error) {
+	w.begin()
 	n, err := w.ResponseWriter.Write(p)
+	w.writing.Store(0)
 	if err != nil && w.lost != nil {
 		w.lost.End(nil)
 	}
 	return n, err
 }
 
-func (w *writeDeadline) Flush() {
-	w.extend()
+func (w *clientWriter) Flush() {
+	w.begin()
 	w.rc.Flush()
+	w.writing.Store(0)
 }
 
-func (w *writeDeadline) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *clientWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// stalled reports whether a write to the client has been waiting since
+// before t.
+func (w *clientWriter) stalled(t time.Time) bool {
+	since := w.writing.Load()
+	return since != 0 && since < t.UnixNano()
+}
+
+// stop cuts the client's connection: the write waiting on it fails now,
+// and every later one at once.
+func (w *clientWriter) stop() {
+	w.cut.Store(true)
+	w.rc.SetWriteDeadline(time.Now())
+}
+
+// streams are the requests to the MCP endpoint in progress, for the drain.
+type streams struct {
+	mu  sync.Mutex
+	set map[*clientWriter]struct{}
+}
+
+func (s *streams) add(w *clientWriter) {
+	s.mu.Lock()
+	if s.set == nil {
+		s.set = map[*clientWriter]struct{}{}
+	}
+	s.set[w] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *streams) remove(w *clientWriter) {
+	s.mu.Lock()
+	delete(s.set, w)
+	s.mu.Unlock()
+}
+
+// stallLimit is how long a write may wait for a client that takes none
+// of it, once the server is stopping, before the drain cuts the client.
+const stallLimit = time.Second
+
+// cutStalled cuts, until stop is closed, the clients whose write has
+// waited longer than stallLimit: a client that stopped reading must not
+// hold the server's stop for its write timeout (or for ever, without
+// one). The writes of every other client go on.
+func (s *streams) cutStalled(stop <-chan struct{}) {
+	t := time.NewTicker(stallLimit / 10)
+	defer t.Stop()
+	for {
+		before := time.Now().Add(-stallLimit)
+		s.mu.Lock()
+		for w := range s.set {
+			if w.stalled(before) {
+				w.stop()
+			}
+		}
+		s.mu.Unlock()
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
 
 // readDeadline lifts the body's read deadline once the body is read, so
 // that the connection's background read, which notices a client going

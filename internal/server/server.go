@@ -3,11 +3,9 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"regexp"
 	"sync"
 	"time"
 
@@ -82,8 +80,9 @@ type Options struct {
 	Peers   map[string]string
 }
 
-// ReplicaRE is the syntax of Options.Replica.
-var ReplicaRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+// ReplicaRE is the syntax of Options.Replica (package mrtr's, which
+// New checks).
+var ReplicaRE = mrtr.ReplicaRE
 
 // ReplicaSeparator ends the replica's name at the start of a session ID.
 const ReplicaSeparator = "~"
@@ -91,16 +90,17 @@ const ReplicaSeparator = "~"
 // Server is an MCP server over a set of plugins: the dispatch core and
 // the ways in to it.
 type Server struct {
-	core    *core.Core
-	sdk     *sessions.Server // the go-sdk's sessions
-	fast    *fastpath.Path   // in front of them
-	modern  *stateless.Edge  // MCP 2026-07-28, per request
-	mrtr    *mrtr.Manager    // its parked calls
-	fwd     *mrtr.Forwarder  // nil: no peers
-	log     *slog.Logger
-	metrics *metrics.Metrics // nil: none
+	core      *core.Core
+	sdk       *sessions.Server // the go-sdk's sessions
+	fast      *fastpath.Path   // in front of them
+	stateless *stateless.Edge  // MCP 2026-07-28, per request
+	mrtr      *mrtr.Manager    // its parked calls
+	fwd       *mrtr.Forwarder  // nil: no peers
+	log       *slog.Logger
+	metrics   *metrics.Metrics // nil: none
 
-	owners sync.Map // HTTP session ID -> the token subject that opened it (httplimits.go)
+	owners  sync.Map // HTTP session ID -> the token subject that opened it (httplimits.go)
+	streams streams  // the HTTP requests in progress (httplimits.go)
 }
 
 // New lists every plugin and builds the server. It fails if two plugins
@@ -112,9 +112,6 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
-	}
-	if o.Replica != "" && !ReplicaRE.MatchString(o.Replica) {
-		return nil, fmt.Errorf("invalid replica name %q: use 1 to 63 letters, digits, \".\", \"_\" and \"-\", starting with a letter or digit", o.Replica)
 	}
 	var sessionID func() string // nil: the SDK's
 	if o.Replica != "" {
@@ -153,7 +150,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		PageSize:  o.PageSize,
 		SessionID: sessionID,
 		Send:      fastpath.Send,
-		Modern:    edge.Modern(),
+		Stateless: edge.Hooks(),
 	})
 	edge.Attach(sdk)
 	// The 2026-07-28 edge first: a tool it refuses (an invalid x-mcp-header
@@ -161,14 +158,14 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	c.Listen(edge)
 	c.Listen(sdk)
 	s := &Server{
-		core:    c,
-		sdk:     sdk,
-		fast:    fastpath.New(c, sdk, &fastpath.Options{Logger: o.Logger, Disabled: o.DisableFastPath, Modern: edge}),
-		modern:  edge,
-		mrtr:    m,
-		fwd:     fwd,
-		log:     o.Logger,
-		metrics: o.Metrics,
+		core:      c,
+		sdk:       sdk,
+		fast:      fastpath.New(c, sdk, &fastpath.Options{Logger: o.Logger, Disabled: o.DisableFastPath, Stateless: edge}),
+		stateless: edge,
+		mrtr:      m,
+		fwd:       fwd,
+		log:       o.Logger,
+		metrics:   o.Metrics,
 	}
 	if err := c.Reload(ctx, mounts); err != nil {
 		m.Close()
@@ -230,13 +227,22 @@ func (s *Server) Readiness() (ready bool, notReady map[string]string) {
 // cancelled.
 func (s *Server) Drain(ctx context.Context) int {
 	// 2026-07-28's listen streams end with their result.
-	s.modern.Stop()
+	s.stateless.Stop()
 	n := s.core.Drain(ctx)
 	// Parked calls count as calls in progress: those no retry answered
 	// were cancelled with the others. No call parks any more.
 	s.mrtr.Close()
-	// The answers are on their way: let their HTTP requests write them.
+	// The answers are on their way: let their HTTP requests write them,
+	// but for the clients that stopped reading.
+	stop := make(chan struct{})
+	cut := make(chan struct{})
+	go func() {
+		defer close(cut)
+		s.streams.cutStalled(stop)
+	}()
 	s.sdk.WaitHTTP("", core.CancelGrace)
+	close(stop)
+	<-cut
 	return n
 }
 

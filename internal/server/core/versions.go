@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // The protocol versions whose differences Hangar adapts to. A client speaks
@@ -37,17 +39,20 @@ import (
 // The core adapts the content of the results it returns to Request.Version
 // (Content) and the capabilities an edge announces (CapabilitiesFor); an
 // edge adapts what it sends a client otherwise.
+//
+// Versions are compared through their order (package wire), never as
+// strings.
 const (
-	Version20241105 = "2024-11-05"
-	Version20250326 = "2025-03-26"
-	Version20250618 = "2025-06-18"
-	Version20251125 = "2025-11-25"
-	Version20260728 = "2026-07-28"
+	Version20241105 = wire.Version20241105
+	Version20250326 = wire.Version20250326
+	Version20250618 = wire.Version20250618
+	Version20251125 = wire.Version20251125
+	Version20260728 = wire.Version20260728
 )
 
 // CapabilitiesFor returns caps without what version v does not define.
 func CapabilitiesFor(v string, caps *mcp.ServerCapabilities) *mcp.ServerCapabilities {
-	if v != "" && v < Version20250326 && caps.Completions != nil {
+	if wire.Before(v, Version20250326) && caps.Completions != nil {
 		c := *caps
 		c.Completions = nil
 		return &c
@@ -58,7 +63,7 @@ func CapabilitiesFor(v string, caps *mcp.ServerCapabilities) *mcp.ServerCapabili
 // Content returns content with the blocks version v lacks replaced by text
 // describing them ("" lacks nothing). It replaces them in a copy.
 func Content(v string, content []mcp.Content) []mcp.Content {
-	if v == "" || v >= Version20250618 {
+	if !wire.Before(v, Version20250618) {
 		return content
 	}
 	out, copied := content, false
@@ -68,7 +73,7 @@ func Content(v string, content []mcp.Content) []mcp.Content {
 		case *mcp.ResourceLink:
 			text = describeLink(c)
 		case *mcp.AudioContent:
-			if v >= Version20250326 {
+			if !wire.Before(v, Version20250326) {
 				continue
 			}
 			text = fmt.Sprintf("[audio (%s, %d bytes) left out: protocol version %s has no audio content]", c.MIMEType, len(c.Data), v)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // Core is what the fast path needs of the dispatch core: lookups, the two
@@ -39,24 +40,24 @@ type Options struct {
 	// Disabled leaves every request to the go-sdk: the fast path only
 	// passes the bytes on (and keeps the sessions' idle timeout over HTTP).
 	Disabled bool
-	// Modern, if set, is the edge of MCP 2026-07-28 over stdio: it sees
+	// Stateless, if set, is the edge of MCP 2026-07-28 over stdio: it sees
 	// each line first (stdio.go).
-	Modern Modern
+	Stateless StatelessLines
 }
 
-// Modern is the edge of MCP 2026-07-28 over a stream (package
+// StatelessLines is the edge of MCP 2026-07-28 over a stream (package
 // stateless), whose requests have no session: the fast path shows it each
 // line before it reads the line itself.
-type Modern interface {
+type StatelessLines interface {
 	// Line looks at a line, body (without its line end); fast reports
-	// whether the fast path may serve it. A zero ModernLine leaves the
+	// whether the fast path may serve it. A zero LineClaim leaves the
 	// line to the fast path and the go-sdk. body is the stream's buffer,
 	// which its next read reuses: a Serve that runs later reads a copy.
-	Line(body []byte, fast bool) ModernLine
+	Line(body []byte, fast bool) LineClaim
 }
 
-// ModernLine is what the edge makes of a line.
-type ModernLine struct {
+// LineClaim is what the edge makes of a line.
+type LineClaim struct {
 	// ID is the JSON-RPC id of the request on the line.
 	ID jsonrpc.ID
 	// Answer, if set, is the line's answer (an error): the request is not
@@ -75,11 +76,11 @@ type ModernLine struct {
 
 // Path is the fast path in front of the go-sdk's sessions of one core.
 type Path struct {
-	core     Core
-	sdk      *sessions.Server
-	log      *slog.Logger
-	disabled bool
-	modern   Modern // nil: none
+	core      Core
+	sdk       *sessions.Server
+	log       *slog.Logger
+	disabled  bool
+	stateless StatelessLines // nil: none
 }
 
 // New returns the fast path of c in front of sdk, whose go-sdk server must
@@ -92,7 +93,7 @@ func New(c Core, sdk *sessions.Server, opts *Options) *Path {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Path{core: c, sdk: sdk, log: o.Logger, disabled: o.Disabled, modern: o.Modern}
+	return &Path{core: c, sdk: sdk, log: o.Logger, disabled: o.Disabled, stateless: o.Stateless}
 }
 
 // fastSession is the fast path's state for one MCP session.
@@ -129,7 +130,7 @@ func (fs *fastSession) ready() *mcp.ServerSession {
 		return nil
 	}
 	p := ss.InitializeParams()
-	if p == nil || p.ProtocolVersion >= "2026-07-28" {
+	if p == nil || wire.AtLeast(p.ProtocolVersion, core.Version20260728) {
 		return nil
 	}
 	return ss
@@ -266,7 +267,7 @@ func (fs *fastSession) sdkDone(id jsonrpc.ID) {
 // As the go-sdk's receiving middleware does for its requests (sessions),
 // the request gets its span and is counted.
 func (fs *fastSession) serve(ctx context.Context, cancel context.CancelCauseFunc, ss *mcp.ServerSession, m *message, hr *sessions.HTTPRequest, header http.Header) []byte {
-	fastServed.Add(1)
+	wire.ServedFast()
 	var meta mcp.Meta
 	if m.meta != nil {
 		meta = decodeMeta(m.meta)
@@ -275,7 +276,7 @@ func (fs *fastSession) serve(ctx context.Context, cancel context.CancelCauseFunc
 	if hr != nil {
 		carrier = hr.Scope
 	}
-	rq := fs.state(ss).Request(sessions.IDString(m.id), meta, auth.TokenInfoFromContext(ctx), carrier)
+	rq := fs.state(ss).Request(wire.IDString(m.id), meta, auth.TokenInfoFromContext(ctx), carrier)
 	rq.Cancel = cancel
 	target := ""
 	if m.method == "tools/call" {
@@ -306,7 +307,7 @@ func (fs *fastSession) serve(ctx context.Context, cancel context.CancelCauseFunc
 	}
 	fs.p.core.EndRequest(span, m.method, res, err)
 	if err != nil {
-		return encodeError(m.id, err)
+		return wire.EncodeError(m.id, err)
 	}
 	b, err := encodeResult(m.id, res)
 	if err != nil {
@@ -334,13 +335,6 @@ func (fs *fastSession) state(ss *mcp.ServerSession) *sessions.State {
 	fs.st.Store(st)
 	return st
 }
-
-// fastServed counts the calls the fast path served (for tests).
-var fastServed atomic.Int64
-
-// Served returns how many calls the fast path has served in this process
-// (for tests).
-func Served() int64 { return fastServed.Load() }
 
 // bufs holds the buffers responses are encoded in.
 var bufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -422,10 +416,4 @@ func marshalTo(b *bytes.Buffer, v any) error {
 	}
 	b.Truncate(b.Len() - 1) // Encode's newline
 	return nil
-}
-
-// encodeError encodes an error response, as the go-sdk does.
-func encodeError(id jsonrpc.ID, err error) []byte {
-	b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: err})
-	return b
 }

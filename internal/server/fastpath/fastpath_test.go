@@ -21,6 +21,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/server/fastpath"
 	"github.com/hangar-mcp/hangar/internal/server/internal/servertest"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
@@ -121,9 +122,9 @@ func TestStdioCalls(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}}`)
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
-	served := fastpath.Served()
+	served := wire.FastServed()
 	answer := send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo_context","arguments":{},"_meta":{"progressToken":"p-2"}}}`)
-	if fastpath.Served() != served+1 {
+	if wire.FastServed() != served+1 {
 		t.Fatal("the fast path did not take the call")
 	}
 	rq, _ := c.call("echo_context")
@@ -138,14 +139,14 @@ func TestStdioCalls(t *testing.T) {
 	}
 
 	answer = send(`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"test://template/7/data"}}`)
-	if _, ok := c.call("test://template/7/data"); !ok || fastpath.Served() != served+2 || answer["result"] == nil {
+	if _, ok := c.call("test://template/7/data"); !ok || wire.FastServed() != served+2 || answer["result"] == nil {
 		t.Errorf("resources/read: %v", answer)
 	}
 
 	// An unknown tool is the go-sdk's to refuse, through the core's
 	// registrations.
 	answer = send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`)
-	if _, ok := c.call("no_such_tool"); ok || fastpath.Served() != served+2 {
+	if _, ok := c.call("no_such_tool"); ok || wire.FastServed() != served+2 {
 		t.Error("the fast path took a call of an unknown tool")
 	}
 	if e, _ := answer["error"].(map[string]any); e == nil || !strings.Contains(e["message"].(string), `unknown tool "no_such_tool"`) {
@@ -154,7 +155,7 @@ func TestStdioCalls(t *testing.T) {
 	// A call the parser leaves (an escape in the name) goes to the go-sdk,
 	// which hands it to the core.
 	answer = send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo\u005fcontext","arguments":{}}}`)
-	if rq, _ := c.call("echo_context"); fastpath.Served() != served+2 || rq.ID != "5" || answer["result"] == nil {
+	if rq, _ := c.call("echo_context"); wire.FastServed() != served+2 || rq.ID != "5" || answer["result"] == nil {
 		t.Errorf("through the go-sdk: id %q, answer %v", rq.ID, answer)
 	}
 }
@@ -193,7 +194,7 @@ func TestHTTPCalls(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	served := fastpath.Served()
+	served := wire.FastServed()
 	resp, err = testutil.PostMCP(ctx, ts.Client(), ts.URL, sid, "tools/call", map[string]any{"name": "echo_context", "arguments": map[string]any{}}, "call-3")
 	if err != nil {
 		t.Fatal(err)
@@ -204,8 +205,8 @@ func TestHTTPCalls(t *testing.T) {
 		t.Fatalf("tools/call: %v, %v", answer, err)
 	}
 	rq, _ := c.call("echo_context")
-	if fastpath.Served() != served+1 || rq.ID != "call-3" || rq.Carrier == nil || rq.Scope == nil || rq.Version != core.Version20250618 {
-		t.Errorf("the core was given id %q, carrier %v, scope %v, version %q (fast path served %d)", rq.ID, rq.Carrier, rq.Scope, rq.Version, fastpath.Served()-served)
+	if wire.FastServed() != served+1 || rq.ID != "call-3" || rq.Carrier == nil || rq.Scope == nil || rq.Version != core.Version20250618 {
+		t.Errorf("the core was given id %q, carrier %v, scope %v, version %q (fast path served %d)", rq.ID, rq.Carrier, rq.Scope, rq.Version, wire.FastServed()-served)
 	}
 	if rq.Carrier != nil {
 		select {

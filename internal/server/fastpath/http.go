@@ -20,6 +20,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // The fast path over Streamable HTTP sits between Hangar's HTTP checks
@@ -275,7 +276,7 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 		return
 	}
 	if m.kind == msgCall || m.kind == msgRequest {
-		hr.Record([]sessions.CallRef{{Method: m.method, Key: m.key, ID: sessions.IDString(m.id)}})
+		hr.Record([]sessions.CallRef{{Method: m.method, Key: m.key, ID: wire.IDString(m.id)}})
 	}
 	version, plain := plainPOST(r)
 	if hs == nil || !plain {
@@ -440,7 +441,7 @@ func batchRefs(b []byte) []sessions.CallRef {
 	var refs []sessions.CallRef
 	for _, raw := range msgs {
 		if m := parseMessage(bytes.Trim(raw, " \t\r\n")); m.kind == msgCall || m.kind == msgRequest {
-			refs = append(refs, sessions.CallRef{Method: m.method, Key: m.key, ID: sessions.IDString(m.id)})
+			refs = append(refs, sessions.CallRef{Method: m.method, Key: m.key, ID: wire.IDString(m.id)})
 		}
 	}
 	return refs
@@ -451,7 +452,7 @@ func batchRefs(b []byte) []sessions.CallRef {
 func writeRPCErrorID(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(encodeError(id, e))
+	w.Write(wire.EncodeError(id, e))
 }
 
 // serve runs a call the fast path took and answers it on an event stream.
@@ -466,7 +467,7 @@ func (h *httpFast) serve(ctx context.Context, cancel context.CancelCauseFunc, w 
 		}
 	}
 	eventStreamHeaders(w.Header())
-	if st.store != nil && version >= core.Version20251125 {
+	if st.store != nil && wire.AtLeast(version, core.Version20251125) {
 		st.prime(ctx)
 	}
 	resp := hs.serve(context.WithValue(ctx, streamKey{}, st), cancel, ss, m, hr, header)

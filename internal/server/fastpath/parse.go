@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // The fast path reads messages with a parser of its own, which is strict:
@@ -65,7 +66,7 @@ func parseMessage(b []byte) message {
 		case "id":
 			hasID = true
 			var ok bool
-			if m.id, ok = parseID(v); !ok {
+			if m.id, ok = wire.ParseID(v); !ok {
 				return false
 			}
 		case "method":
@@ -207,23 +208,4 @@ func cancelledID(params []byte) (jsonrpc.ID, bool) {
 		return false
 	})
 	return id, ok && found
-}
-
-// parseID reads a request's or response's id: an integer that a float64
-// holds exactly, or a string without escapes. Other ids (null, fractions,
-// escapes) are left to the go-sdk.
-func parseID(v []byte) (jsonrpc.ID, bool) {
-	if s, ok := rawjson.String(v); ok {
-		id, err := jsonrpc.MakeID(s)
-		return id, err == nil
-	}
-	if bytes.ContainsAny(v, ".eE") {
-		return jsonrpc.ID{}, false
-	}
-	n, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil || n > 1<<53 || n < -(1<<53) {
-		return jsonrpc.ID{}, false
-	}
-	id, err := jsonrpc.MakeID(float64(n))
-	return id, err == nil
 }

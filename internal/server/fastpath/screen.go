@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // The fast path screens what it hands the go-sdk, on both transports, and
@@ -69,7 +70,7 @@ func refuse(id json.RawMessage, code int64, format string, args ...any) *refusal
 // JSON-RPC batches: 2025-03-26 defines them, 2024-11-05 takes JSON-RPC 2.0
 // as it is (batches included), and 2025-06-18 removed them. Before
 // initialize (v is ""), a batch is read as the go-sdk would.
-func BatchesAllowed(v string) bool { return v < core.Version20250618 }
+func BatchesAllowed(v string) bool { return !wire.AtLeast(v, core.Version20250618) }
 
 // screenMessage checks one message (not a batch) as the go-sdk decodes it,
 // and the id of a request. b is the message without surrounding white

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // The fast path over stdio (and any other stream of newline-delimited
@@ -208,7 +209,7 @@ func (r *lineReader) route(line []byte, fast bool) {
 		r.routeBatch(body)
 		return
 	}
-	if r.st.p.modern != nil && r.modern(body, fast) {
+	if r.st.p.stateless != nil && r.claimed(body, fast) {
 		return
 	}
 	if fast && !r.st.p.disabled {
@@ -322,11 +323,11 @@ func (st *ioStream) batchAnswered(p []byte) {
 	}
 }
 
-// modern shows a message to the edge of MCP 2026-07-28 first, and reports
+// claimed shows a message to the edge of MCP 2026-07-28 first, and reports
 // whether it took it: answered it, or serves it as one of the fast path's
 // calls. fast is route's: false, the edge leaves calls to the go-sdk.
-func (r *lineReader) modern(body []byte, fast bool) bool {
-	ml := r.st.p.modern.Line(body, fast && !r.st.p.disabled)
+func (r *lineReader) claimed(body []byte, fast bool) bool {
+	ml := r.st.p.stateless.Line(body, fast && !r.st.p.disabled)
 	fs := r.st.fs
 	switch {
 	case ml.Answer != nil:
@@ -520,7 +521,7 @@ func responseID(p []byte) (jsonrpc.ID, bool) {
 	if after := rest[end:]; !bytes.HasPrefix(after, []byte(`,"result"`)) && !bytes.HasPrefix(after, []byte(`,"error"`)) {
 		return jsonrpc.ID{}, false
 	}
-	return parseID(rest[:end])
+	return wire.ParseID(rest[:end])
 }
 
 // jsonScan follows a stream of JSON text, to know when it is between two

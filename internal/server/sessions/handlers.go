@@ -6,6 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // The go-sdk's handlers of every tool, resource, resource template and
@@ -43,7 +44,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 // no end to flush it). The core coalesces a session's notifications.
 func (s *Server) rootsListChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
 	if req.Session != nil {
-		if p := req.Session.InitializeParams(); p != nil && p.ProtocolVersion >= core.Version20260728 {
+		if p := req.Session.InitializeParams(); p != nil && wire.AtLeast(p.ProtocolVersion, core.Version20260728) {
 			return // a 2026-07-28 connection: the notification is not part of it
 		}
 	}

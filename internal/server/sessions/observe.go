@@ -53,7 +53,7 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 			// A 2026-07-28 request has a session of its own, which is
 			// told of no change (the edge of that version serves
 			// subscriptions/listen).
-			if extra.TokenInfo != nil && !IsModern(req) {
+			if extra.TokenInfo != nil && !VersionInMeta(req) {
 				s.noteGrant(ss, auth.GrantOf(extra.TokenInfo))
 			}
 		}

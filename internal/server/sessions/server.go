@@ -51,9 +51,9 @@ type Options struct {
 	// client passes through it after Hangar's adaptations (the fast path
 	// puts on its own streams what its calls send).
 	Send mcp.Middleware
-	// Modern, if set, makes the server speak MCP 2026-07-28 too, per
+	// Stateless, if set, makes the server speak MCP 2026-07-28 too, per
 	// request (see modern.go).
-	Modern *Modern
+	Stateless *StatelessHooks
 }
 
 // Server serves the core to the go-sdk's sessions. It is a core.Listener:
@@ -92,9 +92,9 @@ func New(c Core, opts *Options) *Server {
 	}
 	versions := ProtocolVersions()
 	var setCacheable func(context.Context, mcp.Request, *mcp.Cacheable)
-	if o.Modern != nil {
+	if o.Stateless != nil {
 		versions = append([]string{core.Version20260728}, versions...)
-		setCacheable = o.Modern.SetCacheable
+		setCacheable = o.Stateless.SetCacheable
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
 		GetSessionID:              o.SessionID,
@@ -111,8 +111,8 @@ func New(c Core, opts *Options) *Server {
 	// keepUnsubscribe is the innermost: it keeps the go-sdk's own handler,
 	// with no edge's checks in front of it.
 	s.mcp.AddReceivingMiddleware(s.keepUnsubscribe)
-	if o.Modern != nil && o.Modern.Middleware != nil {
-		s.mcp.AddReceivingMiddleware(o.Modern.Middleware)
+	if o.Stateless != nil && o.Stateless.Middleware != nil {
+		s.mcp.AddReceivingMiddleware(o.Stateless.Middleware)
 	}
 	s.mcp.AddReceivingMiddleware(codedErrors) // the others see the codes
 	s.mcp.AddReceivingMiddleware(adaptResults)

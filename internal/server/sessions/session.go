@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -13,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // ErrSessionClosed is why a session's calls were cancelled when it ended,
@@ -181,23 +181,9 @@ type idConn struct{ mcp.Connection }
 func (c idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra == nil {
-		req.Extra = &mcp.RequestExtra{Header: http.Header{idHeader: {IDString(req.ID)}}}
+		req.Extra = &mcp.RequestExtra{Header: http.Header{idHeader: {wire.IDString(req.ID)}}}
 	}
 	return msg, err
-}
-
-// IDString is a JSON-RPC id as plugins see it.
-func IDString(id jsonrpc.ID) string {
-	switch v := id.Raw().(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	default:
-		return fmt.Sprint(v)
-	}
 }
 
 // sessionHost is the client of one session, as plugins' host imports see
@@ -239,10 +225,10 @@ func (h *sessionHost) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mc
 	// A client may declare elicitation while speaking a version without
 	// it; Hangar sends a session nothing its version does not define.
 	v := h.version
-	if v < core.Version20250618 {
+	if !wire.AtLeast(v, core.Version20250618) {
 		return nil, fmt.Errorf("the client does not support elicitation: the session's protocol version %s has none (it came with %s)", v, core.Version20250618)
 	}
-	if params != nil && v < core.Version20251125 && (params.Mode == "url" || params.Mode == "" && (params.URL != "" || params.ElicitationID != "")) {
+	if params != nil && !wire.AtLeast(v, core.Version20251125) && (params.Mode == "url" || params.Mode == "" && (params.URL != "" || params.ElicitationID != "")) {
 		return nil, fmt.Errorf(`the client does not support "url" elicitation: the session's protocol version %s has only form elicitation ("url" came with %s)`, v, core.Version20251125)
 	}
 	return h.ss.Elicit(ctx, params)
@@ -268,7 +254,7 @@ func (h *sessionHost) NotifyProgress(ctx context.Context, params *mcp.ProgressNo
 }
 
 func (h *sessionHost) NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error {
-	if v := h.version; v < core.Version20251125 {
+	if v := h.version; !wire.AtLeast(v, core.Version20251125) {
 		return fmt.Errorf("the client does not support elicitation completion notices: the session's protocol version %s has no URL elicitation (it came with %s)", v, core.Version20251125)
 	}
 	return h.queue(&note{ctx: ctx, size: 64 + len(params.ElicitationID), send: func(ctx context.Context) error { return h.ss.NotifyElicitationComplete(ctx, params) }}, true)

@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"reflect"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // MCP 2026-07-28 has no sessions: each request carries its protocol
@@ -17,12 +17,12 @@ import (
 // such a request in a session of its own (Streamable HTTP in its stateless
 // mode) or in the stdio session it arrives on, with no initialize first.
 // The edge of that version (package stateless) adds what Hangar needs to
-// the go-sdk server (Modern); this package serves those requests as any
+// the go-sdk server (StatelessHooks); this package serves those requests as any
 // other, and keeps sending older sessions only what their version defines.
 
-// Modern is what the edge of MCP 2026-07-28 adds to the go-sdk server.
+// StatelessHooks are what the edge of MCP 2026-07-28 adds to the go-sdk server.
 // With it, the server speaks 2026-07-28 too, per request.
-type Modern struct {
+type StatelessHooks struct {
 	// Middleware is the innermost receiving middleware: it serves the
 	// requests of 2026-07-28 that may need the client's input (multi
 	// round-trip requests) and adapts what the go-sdk answers them.
@@ -33,10 +33,11 @@ type Modern struct {
 	SetCacheable func(ctx context.Context, req mcp.Request, c *mcp.Cacheable)
 }
 
-// IsModern reports whether req is a request of MCP 2026-07-28 or later:
+// VersionInMeta reports whether req is a request of MCP 2026-07-28 or
+// later:
 // its _meta names the protocol version, as the go-sdk decides.
-func IsModern(req mcp.Request) bool {
-	return MetaVersion(req) >= core.Version20260728
+func VersionInMeta(req mcp.Request) bool {
+	return wire.AtLeast(MetaVersion(req), core.Version20260728)
 }
 
 // MetaVersion returns the protocol version req's _meta names, or "".
@@ -45,19 +46,9 @@ func MetaVersion(req mcp.Request) string {
 	if p == nil || reflect.ValueOf(p).IsNil() {
 		return ""
 	}
-	v, _ := p.GetMeta()[MetaProtocolVersion].(string)
+	v, _ := p.GetMeta()[wire.MetaProtocolVersion].(string)
 	return v
 }
-
-// The _meta keys of MCP 2026-07-28's per-request protocol fields.
-const (
-	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
-	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
-)
 
 // Detached describes a call that the 2026-07-28 edge runs apart from the
 // request that started it: a multi round-trip request's call, which may
@@ -89,7 +80,7 @@ func detachedFrom(ctx context.Context) *Detached {
 func dropUndefined(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if err != nil || res == nil || IsModern(req) {
+		if err != nil || res == nil || VersionInMeta(req) {
 			return res, err
 		}
 		return WithoutCacheHints(res), nil
@@ -124,7 +115,7 @@ func WithoutCacheHints(res mcp.Result) mcp.Result {
 type legacyTools struct{ *mcp.ListToolsResult }
 
 func (r legacyTools) MarshalJSON() ([]byte, error) {
-	return marshalPlain(struct {
+	return wire.MarshalPlain(struct {
 		Meta       mcp.Meta    `json:"_meta,omitempty"`
 		NextCursor string      `json:"nextCursor,omitempty"`
 		Tools      []*mcp.Tool `json:"tools"`
@@ -134,7 +125,7 @@ func (r legacyTools) MarshalJSON() ([]byte, error) {
 type legacyPrompts struct{ *mcp.ListPromptsResult }
 
 func (r legacyPrompts) MarshalJSON() ([]byte, error) {
-	return marshalPlain(struct {
+	return wire.MarshalPlain(struct {
 		Meta       mcp.Meta      `json:"_meta,omitempty"`
 		NextCursor string        `json:"nextCursor,omitempty"`
 		Prompts    []*mcp.Prompt `json:"prompts"`
@@ -144,7 +135,7 @@ func (r legacyPrompts) MarshalJSON() ([]byte, error) {
 type legacyResources struct{ *mcp.ListResourcesResult }
 
 func (r legacyResources) MarshalJSON() ([]byte, error) {
-	return marshalPlain(struct {
+	return wire.MarshalPlain(struct {
 		Meta       mcp.Meta        `json:"_meta,omitempty"`
 		NextCursor string          `json:"nextCursor,omitempty"`
 		Resources  []*mcp.Resource `json:"resources"`
@@ -156,7 +147,7 @@ type legacyTemplates struct {
 }
 
 func (r legacyTemplates) MarshalJSON() ([]byte, error) {
-	return marshalPlain(struct {
+	return wire.MarshalPlain(struct {
 		Meta              mcp.Meta                `json:"_meta,omitempty"`
 		NextCursor        string                  `json:"nextCursor,omitempty"`
 		ResourceTemplates []*mcp.ResourceTemplate `json:"resourceTemplates"`
@@ -170,15 +161,4 @@ func (r legacyRead) MarshalJSON() ([]byte, error) {
 		Meta     mcp.Meta                `json:"_meta,omitempty"`
 		Contents []*mcp.ResourceContents `json:"contents"`
 	}{r.Meta, r.Contents})
-}
-
-// marshalPlain marshals v without HTML escaping.
-func marshalPlain(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

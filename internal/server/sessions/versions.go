@@ -24,7 +24,7 @@ const (
 
 // ProtocolVersions are the protocol versions the sessions speak: those
 // with sessions, up to 2025-11-25. From 2026-07-28 on there are no
-// sessions: the go-sdk server speaks that version too when given a Modern
+// sessions: the go-sdk server speaks that version too when given StatelessHooks
 // (modern.go), request by request, and initialize still answers
 // 2025-11-25 to a client that asks for it.
 func ProtocolVersions() []string {

@@ -28,12 +28,15 @@
 // (its stateless Streamable HTTP handler, or the stdio session), answers
 // server/discover, the lists and completion, and puts resultType and
 // serverInfo on every result; the middleware of this package (the go-sdk
-// server's innermost, Modern) runs the go-sdk's handlers of the three
-// methods above as the Manager's calls and answers errors as 2026-07-28
-// defines them. The fast path serves a tools/call or resources/read of a
-// tool or resource some plugin serves itself, through the core, and
-// answers with the bytes the go-sdk would write (the differential tests of
-// package server compare them).
+// server's innermost, in sessions.StatelessHooks) runs the go-sdk's
+// handlers of the three methods above as the Manager's calls and answers
+// errors as 2026-07-28 defines them. The fast path (serveQuick, over
+// either transport) serves a tools/call or resources/read of a tool or
+// resource some plugin serves itself, through the core, and answers with
+// the bytes the go-sdk would write (the differential tests of package
+// server compare them). What a call's plugin sends meanwhile waits in the
+// Manager's queue for the request's goroutine, which alone writes to the
+// request's stream: a client that stops reading holds nothing else.
 //
 // subscriptions/listen is the edge's own on both paths (listen.go): the
 // edge is a core.Listener, told of list changes and resource updates, and
@@ -44,6 +47,6 @@
 // what Hangar knows; older versions are sent none (package sessions).
 //
 // It may import the core, the sessions edge and the fast path (whose
-// Modern it implements), rawjson, packages mrtr, plugin and auth, and the
-// go-sdk; never package server.
+// StatelessLines it implements), rawjson and wire, packages mrtr, plugin
+// and auth, and the go-sdk; never package server.
 package stateless

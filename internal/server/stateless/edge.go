@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -23,6 +22,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // Core is what the 2026-07-28 edge needs of the dispatch core: lookups,
@@ -81,8 +81,8 @@ type Edge struct {
 	stopOnce  sync.Once
 }
 
-// New returns the edge of c. Give its Modern to the go-sdk's sessions
-// (sessions.Options.Modern), then the sessions to Attach; register it with
+// New returns the edge of c. Give its Hooks to the go-sdk's sessions
+// (sessions.Options.Stateless), then the sessions to Attach; register it with
 // c (core.Core.Listen) before the sessions, and before c's first plugins.
 func New(c Core, opts *Options) (*Edge, error) {
 	var o Options
@@ -108,9 +108,9 @@ func New(c Core, opts *Options) (*Edge, error) {
 	}, nil
 }
 
-// Modern returns what the edge adds to the go-sdk's server.
-func (e *Edge) Modern() *sessions.Modern {
-	return &sessions.Modern{Middleware: e.middleware, SetCacheable: e.setCacheable}
+// Hooks returns what the edge adds to the go-sdk's server.
+func (e *Edge) Hooks() *sessions.StatelessHooks {
+	return &sessions.StatelessHooks{Middleware: e.middleware, SetCacheable: e.setCacheable}
 }
 
 // Attach gives the edge the go-sdk's sessions it leaves requests to.
@@ -182,7 +182,7 @@ const (
 // (lists are filtered by its grant, and a shared cache must not hand one
 // caller's answer to another), and "public" otherwise.
 func (e *Edge) setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
-	if !sessions.IsModern(req) {
+	if !sessions.VersionInMeta(req) {
 		return // older versions are sent none (sessions.WithoutCacheHints)
 	}
 	var principal *sdkauth.TokenInfo
@@ -264,13 +264,6 @@ func (e *Edge) serve(ctx context.Context, c *call, run func(ctx context.Context,
 	return res, nil, nil
 }
 
-// fastServed counts the calls the edge's fast path served (for tests).
-var fastServed atomic.Int64
-
-// Served returns how many calls the fast path of the 2026-07-28 edge has
-// served in this process (for tests).
-func Served() int64 { return fastServed.Load() }
-
 // principalOf is the principal a requestState binds: the token's
 // subject, or "" without authentication.
 func principalOf(ti *sdkauth.TokenInfo) string {
@@ -312,8 +305,8 @@ func (e *Edge) withServerInfo(meta mcp.Meta) mcp.Meta {
 	if meta == nil {
 		meta = mcp.Meta{}
 	}
-	if _, ok := meta[sessions.MetaServerInfo]; !ok {
-		meta[sessions.MetaServerInfo] = e.info
+	if _, ok := meta[wire.MetaServerInfo]; !ok {
+		meta[wire.MetaServerInfo] = e.info
 	}
 	return meta
 }
@@ -345,7 +338,7 @@ func (e *Edge) encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
 	if r, ok := res.(*mcp.CallToolResult); ok && r.Content == nil {
 		r.Content = []mcp.Content{} // as the go-sdk does
 	}
-	body, err := marshalPlain(res)
+	body, err := wire.MarshalPlain(res)
 	if err != nil {
 		return nil, err
 	}
@@ -368,33 +361,6 @@ func (e *Edge) encodeInput(id jsonrpc.ID, in *mrtr.InputRequiredResult) ([]byte,
 	return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: body})
 }
 
-// encodeError encodes an error answer.
-func encodeError(id jsonrpc.ID, e *jsonrpc.Error) []byte {
-	b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
-	return b
-}
-
-// encodeNotification encodes a notification as the go-sdk does.
-func encodeNotification(method string, params any) ([]byte, error) {
-	raw, err := marshalPlain(params)
-	if err != nil {
-		return nil, err
-	}
-	return jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
-}
-
-// marshalPlain marshals v without HTML escaping, as the go-sdk marshals
-// messages.
-func marshalPlain(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
 // streamSink is a fast-path request's Sink: it encodes the call's
 // notifications and hands them to emit (an SSE event, or a line over
 // stdio). Log messages go only at or above the level the request's _meta
@@ -408,7 +374,7 @@ func (s *streamSink) Log(_ context.Context, p *mcp.LoggingMessageParams) error {
 	if !logs(s.level, p.Level) {
 		return nil
 	}
-	b, err := encodeNotification("notifications/message", p)
+	b, err := wire.EncodeNotification("notifications/message", p)
 	if err != nil {
 		return err
 	}
@@ -416,7 +382,7 @@ func (s *streamSink) Log(_ context.Context, p *mcp.LoggingMessageParams) error {
 }
 
 func (s *streamSink) NotifyProgress(_ context.Context, p *mcp.ProgressNotificationParams) error {
-	b, err := encodeNotification("notifications/progress", p)
+	b, err := wire.EncodeNotification("notifications/progress", p)
 	if err != nil {
 		return err
 	}

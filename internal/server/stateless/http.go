@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"sync"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -21,6 +20,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/fastpath"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // Over Streamable HTTP, the edge sits in front of both eras' handlers.
@@ -104,14 +104,14 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // Takes reports whether r is a request of 2026-07-28, for ServeHTTP. It
 // may read a POST's body, which it leaves for the next reader.
 func (e *Edge) Takes(r *http.Request) bool {
-	if r.Header.Get(headerVersion) >= Version {
+	if wire.AtLeast(r.Header.Get(headerVersion), Version) {
 		return true
 	}
 	if r.Method != http.MethodPost {
 		return false
 	}
 	p := peek(r)
-	if p.err != nil || len(p.body) > maxBody || !bytes.Contains(p.body, []byte(sessions.MetaProtocolVersion)) {
+	if p.err != nil || len(p.body) > maxBody || !bytes.Contains(p.body, []byte(wire.MetaProtocolVersion)) {
 		return false
 	}
 	m, ok := readMessage(p.body)
@@ -123,7 +123,7 @@ func (e *Edge) Takes(r *http.Request) bool {
 	if json.Unmarshal(m.meta, &fields) != nil {
 		return false
 	}
-	_, ok = fields[sessions.MetaProtocolVersion]
+	_, ok = fields[wire.MetaProtocolVersion]
 	return ok
 }
 
@@ -196,7 +196,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set(headerName, name)
 	}
 	hr := e.sdk.HTTPRequest(r.Header)
-	hr.Record([]sessions.CallRef{{Method: m.method, Key: m.key, ID: sessions.IDString(m.id)}})
+	hr.Record([]sessions.CallRef{{Method: m.method, Key: m.key, ID: wire.IDString(m.id)}})
 
 	if m.method == "subscriptions/listen" {
 		e.serveListen(w, r, m)
@@ -205,7 +205,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m.state && mayNeedInput(m.method) && e.route(w, r, p.body, m) {
 		return
 	}
-	if !e.fastOff && m.plain && (m.method == "tools/call" && e.core.HasTool(m.key) || m.method == "resources/read" && e.core.HasResource(m.key)) {
+	if !e.fastOff && e.quick(m) {
 		e.serveFast(w, r, m, rm)
 		return
 	}
@@ -260,7 +260,7 @@ func (e *Edge) check(h http.Header, m *message) (*reqMeta, *jsonrpc.Error) {
 	if jerr != nil {
 		return nil, jerr
 	}
-	if v, ok := meta[sessions.MetaProtocolVersion].(string); ok && v != "" {
+	if v, ok := meta[wire.MetaProtocolVersion].(string); ok && v != "" {
 		hv, sent := h[headerVersion]
 		switch {
 		case !sent:
@@ -354,56 +354,86 @@ func (e *Edge) route(w http.ResponseWriter, r *http.Request, body []byte, m *mes
 	return true
 }
 
-// serveFast serves a tools/call or resources/read on the fast path,
-// through the Manager, and answers on an event stream as the go-sdk does.
+// serveFast serves a tools/call or resources/read on the fast path
+// (serveQuick) and answers on an event stream as the go-sdk does.
 func (e *Edge) serveFast(w http.ResponseWriter, r *http.Request, m *message, rm *reqMeta) {
-	fastServed.Add(1)
-	meta := rm.meta
 	st := newEventStream(w)
+	sink := &streamSink{emit: st.event, level: rm.logLevel}
+	b, jerr, ended := e.serveQuick(r.Context(), m, rm, sdkauth.TokenInfoFromContext(r.Context()), propagation.HeaderCarrier(r.Header), sink)
+	switch {
+	case ended:
+		return // the client went away
+	case jerr != nil:
+		st.fail(m.id, jerr)
+	default:
+		st.final(b)
+	}
+}
+
+// quick reports whether serveQuick serves m: a plain tools/call or
+// resources/read of a tool or resource some plugin serves. The go-sdk
+// answers the others (an unknown name with its own error).
+func (e *Edge) quick(m *message) bool {
+	switch {
+	case !m.plain:
+		return false
+	case m.method == "tools/call":
+		return e.core.HasTool(m.key)
+	case m.method == "resources/read":
+		return e.core.HasResource(m.key)
+	}
+	return false
+}
+
+// serveQuick serves a tools/call or resources/read of a tool or resource
+// some plugin serves in front of the go-sdk, over either transport:
+// through the Manager (a call that asks its client for input is answered
+// input_required), with the request's span, its notifications to sink.
+// It returns the answer encoded as the go-sdk writes it, or the error to
+// answer with; ended reports that the request ended (its client went
+// away, or cancelled it) while its call ran.
+func (e *Edge) serveQuick(ctx context.Context, m *message, rm *reqMeta, principal *sdkauth.TokenInfo, carrier propagation.TextMapCarrier, sink mrtr.Sink) (answer []byte, jerr *jsonrpc.Error, ended bool) {
+	wire.ServedFast()
 	c := &call{
 		method: m.method,
 		key:    m.key,
 		params: m.params,
 		retry:  m.state,
-		rq:     core.Request{Principal: sdkauth.TokenInfoFromContext(r.Context()), ID: sessions.IDString(m.id), Meta: meta, Version: Version, Capabilities: rm.caps},
-		sink:   &streamSink{emit: st.event, level: rm.logLevel},
+		rq:     core.Request{Principal: principal, ID: wire.IDString(m.id), Meta: rm.meta, Version: Version, Capabilities: rm.caps},
+		sink:   sink,
 	}
 	target := ""
 	if m.method == "tools/call" {
 		target = m.key
 	}
-	ctx, span := e.core.StartRequest(r.Context(), m.method, target, meta, propagation.HeaderCarrier(r.Header), "", c.rq.ID)
-	res, input, err := e.serve(ctx, c, func(ctx2 context.Context, rq core.Request) (mcp.Result, error) {
+	ctx, span := e.core.StartRequest(ctx, m.method, target, rm.meta, carrier, "", c.rq.ID)
+	res, input, err := e.serve(ctx, c, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
 		if m.method == "tools/call" {
-			return e.core.CallTool(ctx2, rq, m.key, m.args)
+			return e.core.CallTool(ctx, rq, m.key, m.args)
 		}
-		return e.core.ReadResource(ctx2, rq, m.key)
+		return e.core.ReadResource(ctx, rq, m.key)
 	})
 	e.core.EndRequest(span, m.method, res, err)
 	var b []byte
 	switch {
-	case errors.Is(err, mrtr.ErrRequestEnded):
-		return // the client went away
 	case err != nil:
-		st.fail(m.id, rpcError(err))
-		return
+		return nil, rpcError(err), errors.Is(err, mrtr.ErrRequestEnded)
 	case input != nil:
 		b, err = e.encodeInput(m.id, input)
 	default:
 		b, err = e.encodeResult(m.id, res)
 	}
 	if err != nil {
-		st.fail(m.id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("encoding the result of %s: %v", m.method, err)})
-		return
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("encoding the result of %s: %v", m.method, err)}, false
 	}
-	st.final(b)
+	return b, nil, false
 }
 
 // writeError answers with a JSON-RPC error as the go-sdk does.
 func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(encodeError(id, e))
+	w.Write(wire.EncodeError(id, e))
 }
 
 // errorStatus is the HTTP status the go-sdk answers a 2026-07-28 request
@@ -421,12 +451,14 @@ func errorStatus(e *jsonrpc.Error) int {
 // eventStream answers a fast-path request as the go-sdk answers a POST:
 // an event stream with the call's notifications and its answer, or, when
 // the answer is an error the revision gives an HTTP status and nothing was
-// sent before it, that error as JSON with the status.
+// sent before it, that error as JSON with the status. The request's
+// goroutine owns it: the call's notifications reach it through the
+// Manager's queue (mrtr.Sink), so no lock is held while it writes to the
+// client.
 type eventStream struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
 
-	mu      sync.Mutex
 	started bool // an event was written
 	done    bool // the answer was written
 }
@@ -443,8 +475,6 @@ var errStreamDone = errors.New("the request was answered: its stream takes nothi
 
 // event writes a message event, as the go-sdk does (flushed).
 func (s *eventStream) event(data []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.done {
 		return errStreamDone
 	}
@@ -460,10 +490,16 @@ func (s *eventStream) write(data []byte) error {
 	return err
 }
 
+// ping writes an SSE comment, which keeps a quiet stream open.
+func (s *eventStream) ping() error {
+	if _, err := io.WriteString(s.w, ": keep-alive\n\n"); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
 // final writes the answer.
 func (s *eventStream) final(data []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.done {
 		s.done = true
 		s.write(data)
@@ -472,8 +508,6 @@ func (s *eventStream) final(data []byte) {
 
 // fail writes an error answer.
 func (s *eventStream) fail(id jsonrpc.ID, e *jsonrpc.Error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.done {
 		return
 	}
@@ -481,10 +515,10 @@ func (s *eventStream) fail(id jsonrpc.ID, e *jsonrpc.Error) {
 	if status := errorStatus(e); status != 0 && !s.started {
 		s.w.Header().Set("Content-Type", "application/json")
 		s.w.WriteHeader(status)
-		s.w.Write(encodeError(id, e))
+		s.w.Write(wire.EncodeError(id, e))
 		return
 	}
-	s.write(encodeError(id, e))
+	s.write(wire.EncodeError(id, e))
 }
 
 // sseGuard is the go-sdk's writer of a 2026-07-28 answer. The go-sdk

@@ -3,7 +3,6 @@ package stateless
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // subscriptions/listen is the edge's own, over HTTP and stdio, on both
@@ -173,19 +173,19 @@ func (l *listener) take() [][]byte {
 	changed, updated := l.changed, l.updated
 	l.changed, l.updated = [4]bool{}, nil
 	l.mu.Unlock()
-	meta := mcp.Meta{sessions.MetaSubscriptionID: l.id.Raw()}
+	meta := mcp.Meta{wire.MetaSubscriptionID: l.id.Raw()}
 	var out [][]byte
 	for _, n := range []struct {
 		k      plugin.ListKind
 		method string
 	}{{plugin.ToolList, "notifications/tools/list_changed"}, {plugin.PromptList, "notifications/prompts/list_changed"}, {plugin.ResourceList, "notifications/resources/list_changed"}} {
 		if changed[n.k] {
-			b, _ := encodeNotification(n.method, &mcp.ToolListChangedParams{Meta: meta})
+			b, _ := wire.EncodeNotification(n.method, &mcp.ToolListChangedParams{Meta: meta})
 			out = append(out, b)
 		}
 	}
 	for _, uri := range updated {
-		b, _ := encodeNotification("notifications/resources/updated", &mcp.ResourceUpdatedNotificationParams{Meta: meta, URI: uri})
+		b, _ := wire.EncodeNotification("notifications/resources/updated", &mcp.ResourceUpdatedNotificationParams{Meta: meta, URI: uri})
 		out = append(out, b)
 	}
 	return out
@@ -193,8 +193,8 @@ func (l *listener) take() [][]byte {
 
 // ack is the acknowledgment, the stream's first message.
 func (l *listener) ack(n mcp.NotificationSubscriptions) []byte {
-	b, _ := encodeNotification("notifications/subscriptions/acknowledged", &mcp.SubscriptionsAcknowledgedParams{
-		Meta:          mcp.Meta{sessions.MetaSubscriptionID: l.id.Raw()},
+	b, _ := wire.EncodeNotification("notifications/subscriptions/acknowledged", &mcp.SubscriptionsAcknowledgedParams{
+		Meta:          mcp.Meta{wire.MetaSubscriptionID: l.id.Raw()},
 		Notifications: n,
 	})
 	return b
@@ -202,9 +202,9 @@ func (l *listener) ack(n mcp.NotificationSubscriptions) []byte {
 
 // result is the listen request's answer, which ends the stream.
 func (e *Edge) listenResult(l *listener) []byte {
-	res := &mcp.SubscriptionsListenResult{Meta: e.withServerInfo(mcp.Meta{sessions.MetaSubscriptionID: l.id.Raw()})}
+	res := &mcp.SubscriptionsListenResult{Meta: e.withServerInfo(mcp.Meta{wire.MetaSubscriptionID: l.id.Raw()})}
 	res.ResultType = "complete"
-	body, _ := marshalPlain(res)
+	body, _ := wire.MarshalPlain(res)
 	b, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: l.id, Result: body})
 	return b
 }
@@ -263,14 +263,7 @@ func (e *Edge) serveListen(w http.ResponseWriter, r *http.Request, m *message) {
 	}
 	l, ack := e.subscribe(m.id, sdkauth.TokenInfoFromContext(r.Context()), want)
 	st := newEventStream(w)
-	res := e.listen(r.Context(), l, ack, st.event, func() error {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
-			return err
-		}
-		return st.rc.Flush()
-	})
+	res := e.listen(r.Context(), l, ack, st.event, st.ping)
 	if res != nil {
 		st.final(res)
 	}
@@ -281,7 +274,7 @@ func (e *Edge) serveListen(w http.ResponseWriter, r *http.Request, m *message) {
 func (e *Edge) listenLine(ctx context.Context, m *message, write func([]byte)) []byte {
 	want, jerr := listenFilter(m.params)
 	if jerr != nil {
-		return encodeError(m.id, jerr)
+		return wire.EncodeError(m.id, jerr)
 	}
 	l, ack := e.subscribe(m.id, nil, want)
 	return e.listen(ctx, l, ack, func(b []byte) error { write(b); return nil }, nil)

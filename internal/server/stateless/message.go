@@ -3,13 +3,13 @@ package stateless
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/hangar-mcp/hangar/internal/server/fastpath"
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // message is a JSON-RPC message of MCP 2026-07-28, as the edge reads it: the
@@ -114,7 +114,7 @@ func readPlain(b []byte) (*message, bool) {
 		case "jsonrpc":
 			version = v
 		case "id":
-			id, ok := parseID(v)
+			id, ok := wire.ParseID(v)
 			if !ok {
 				return false
 			}
@@ -191,22 +191,4 @@ func readPlain(b []byte) (*message, bool) {
 	}
 	m.plain = callable && m.hasKey
 	return m, true
-}
-
-// parseID reads a request's id: an integer that a float64 holds exactly,
-// or a string without escapes. Other ids are left to the go-sdk's reader.
-func parseID(v []byte) (jsonrpc.ID, bool) {
-	if s, ok := rawjson.String(v); ok {
-		id, err := jsonrpc.MakeID(s)
-		return id, err == nil
-	}
-	if bytes.ContainsAny(v, ".eE") {
-		return jsonrpc.ID{}, false
-	}
-	n, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil || n > 1<<53 || n < -(1<<53) {
-		return jsonrpc.ID{}, false
-	}
-	id, err := jsonrpc.MakeID(float64(n))
-	return id, err == nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // MCP's error codes of 2026-07-28 (basic/index, "Error Codes").
@@ -77,24 +78,24 @@ func decodeMeta(raw json.RawMessage) (mcp.Meta, *jsonrpc.Error) {
 
 // checkFields is checkMeta of a decoded _meta.
 func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
-	version, _ := meta[sessions.MetaProtocolVersion].(string)
+	version, _ := meta[wire.MetaProtocolVersion].(string)
 	if version == "" {
-		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s carries its protocol version in params._meta", sessions.MetaProtocolVersion, Version)
+		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s carries its protocol version in params._meta", wire.MetaProtocolVersion, Version)
 	}
 	if version != Version {
 		return nil, unsupportedVersion(version)
 	}
 	rm := &reqMeta{meta: meta, version: version}
-	c, ok := meta[sessions.MetaClientCapabilities].(map[string]any)
+	c, ok := meta[wire.MetaClientCapabilities].(map[string]any)
 	if !ok {
-		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s declares the client's capabilities in params._meta (an object, {} for none)", sessions.MetaClientCapabilities, Version)
+		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s declares the client's capabilities in params._meta (an object, {} for none)", wire.MetaClientCapabilities, Version)
 	}
 	caps, err := capabilities(c)
 	if err != nil {
-		return nil, invalidParams("invalid _meta field %q: %v", sessions.MetaClientCapabilities, err)
+		return nil, invalidParams("invalid _meta field %q: %v", wire.MetaClientCapabilities, err)
 	}
 	rm.caps = caps
-	if v, present := meta[sessions.MetaClientInfo]; present {
+	if v, present := meta[wire.MetaClientInfo]; present {
 		info, ok := v.(map[string]any)
 		for _, k := range []string{"name", "version"} {
 			if _, isString := info[k].(string); ok && info[k] != nil && !isString {
@@ -102,16 +103,16 @@ func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
 			}
 		}
 		if !ok {
-			return nil, invalidParams("invalid _meta field %q: want an object with the client's name and version", sessions.MetaClientInfo)
+			return nil, invalidParams("invalid _meta field %q: want an object with the client's name and version", wire.MetaClientInfo)
 		}
 	}
-	if v, present := meta[sessions.MetaLogLevel]; present {
+	if v, present := meta[wire.MetaLogLevel]; present {
 		level, ok := v.(string)
 		if !ok {
-			return nil, invalidParams("invalid _meta field %q: want a log level (debug, info, notice, warning, error, critical, alert or emergency)", sessions.MetaLogLevel)
+			return nil, invalidParams("invalid _meta field %q: want a log level (debug, info, notice, warning, error, critical, alert or emergency)", wire.MetaLogLevel)
 		}
 		if _, known := levels[mcp.LoggingLevel(level)]; !known {
-			return nil, invalidParams("invalid _meta field %q: %q is not a log level (debug, info, notice, warning, error, critical, alert or emergency)", sessions.MetaLogLevel, level)
+			return nil, invalidParams("invalid _meta field %q: %q is not a log level (debug, info, notice, warning, error, critical, alert or emergency)", wire.MetaLogLevel, level)
 		}
 		rm.logLevel = mcp.LoggingLevel(level)
 	}

@@ -6,9 +6,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // The go-sdk path: the go-sdk reads a 2026-07-28 request (its stateless
@@ -22,7 +22,7 @@ import (
 
 func (e *Edge) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if !sessions.IsModern(req) {
+		if !sessions.VersionInMeta(req) {
 			return next(ctx, method, req)
 		}
 		switch method {
@@ -72,7 +72,7 @@ func (e *Edge) sdkCall(ctx context.Context, method string, req mcp.Request, next
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 		// The go-sdk puts what it sends with the request's context on the
 		// request's stream, at the log level of its _meta.
-		c.sink = mrtr.SessionSink(ss)
+		c.sink = sessionSink{ss}
 	}
 	res, input, err := e.serve(ctx, c, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
 		return next(sessions.WithDetached(ctx, &sessions.Detached{Client: rq.Client, Capabilities: rq.Capabilities}), method, req)
@@ -89,10 +89,24 @@ func (e *Edge) sdkCall(ctx context.Context, method string, req mcp.Request, next
 // metaCapabilities reads the client capabilities in a request's _meta, as
 // the fast path does.
 func metaCapabilities(meta mcp.Meta) (*mcp.ClientCapabilities, error) {
-	c, _ := meta[sessions.MetaClientCapabilities].(map[string]any)
+	c, _ := meta[wire.MetaClientCapabilities].(map[string]any)
 	caps, err := capabilities(c)
 	if err != nil {
-		return nil, invalidParams("invalid _meta field %q: %v", sessions.MetaClientCapabilities, err)
+		return nil, invalidParams("invalid _meta field %q: %v", wire.MetaClientCapabilities, err)
 	}
 	return caps, nil
+}
+
+// sessionSink is the Sink of a request the go-sdk serves: it sends the
+// notifications through the request's session, with the request's
+// context, so that the go-sdk puts them on that request's stream and
+// applies that request's log level.
+type sessionSink struct{ ss *mcp.ServerSession }
+
+func (s sessionSink) Log(ctx context.Context, p *mcp.LoggingMessageParams) error {
+	return s.ss.Log(ctx, p)
+}
+
+func (s sessionSink) NotifyProgress(ctx context.Context, p *mcp.ProgressNotificationParams) error {
+	return s.ss.NotifyProgress(ctx, p)
 }

@@ -1,0 +1,107 @@
+package stateless
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var messageSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+	`{"jsonrpc":"2.0","id":"a","method":"resources/read","params":{"uri":"test://x","_meta":{"progressToken":7}}}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{},"requestState":"s","inputResponses":{"elicitation-1":{"action":"accept"}}}}`,
+	` {"jsonrpc":"2.0","id":3,"method":"tools/list"} `,
+	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+	`{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`,
+	`{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/list"}`,
+	`{"jsonrpc":"2.0","id":"\u0061","method":"tools/call","params":{"name":"e\u0063ho"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"other"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":[1]}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","requestState":null,"inputResponses":null,"_meta":null}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":{"a":"b"}}}`,
+	`[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`,
+}
+
+// FuzzReadMessage holds the 2026-07-28 edge's reader to the go-sdk's: a
+// message it reads is one the go-sdk decodes, with the same id (unless
+// the edge refuses the id), method and params; and a request it marks
+// plain, which the edge then serves without the go-sdk, has the name or
+// URI, arguments, _meta, requestState and inputResponses the go-sdk would
+// read.
+func FuzzReadMessage(f *testing.F) {
+	for _, s := range messageSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, ok := readMessage(b)
+		if !ok {
+			return
+		}
+		msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(b))
+		if err != nil {
+			t.Fatalf("readMessage read %q, which the go-sdk refuses: %v", b, err)
+		}
+		req, isReq := msg.(*jsonrpc.Request)
+		if !isReq || req.Method != m.method || !bytes.Equal(req.Params, m.params) && !(len(req.Params) == 0 && len(m.params) == 0) {
+			t.Fatalf("%q: read method %q params %q, the go-sdk read %#v", b, m.method, m.params, msg)
+		}
+		if m.refused == nil && req.ID != m.id {
+			t.Fatalf("%q: read id %v, the go-sdk read %v", b, m.id.Raw(), req.ID.Raw())
+		}
+		if m.plain {
+			checkPlain(t, b, m, req.Params)
+		}
+	})
+}
+
+func checkPlain(t *testing.T, b []byte, m *message, params json.RawMessage) {
+	t.Helper()
+	var (
+		key     string
+		meta    mcp.Meta
+		state   string
+		answers bool
+	)
+	switch m.method {
+	case "tools/call":
+		var p mcp.CallToolParamsRaw
+		if err := json.Unmarshal(params, &p); err != nil {
+			t.Fatalf("%q: plain, but the go-sdk cannot read the params: %v", b, err)
+		}
+		if !bytes.Equal(p.Arguments, m.args) {
+			t.Fatalf("%q: read arguments %q, the go-sdk read %q", b, m.args, p.Arguments)
+		}
+		key, meta, state, answers = p.Name, p.Meta, p.RequestState, len(p.InputResponses) > 0
+	case "resources/read":
+		var p mcp.ReadResourceParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			t.Fatalf("%q: plain, but the go-sdk cannot read the params: %v", b, err)
+		}
+		key, meta, state, answers = p.URI, p.Meta, p.RequestState, len(p.InputResponses) > 0
+	default:
+		t.Fatalf("%q: a plain %s: only tools/call and resources/read are", b, m.method)
+	}
+	if key != m.key || !m.hasKey {
+		t.Fatalf("%q: read key %q (%v), the go-sdk read %q", b, m.key, m.hasKey, key)
+	}
+	if m.state != (state != "") && !(m.state && state == "") {
+		t.Fatalf("%q: read requestState %v, the go-sdk read %q", b, m.state, state)
+	}
+	if answers && !m.answers {
+		t.Fatalf("%q: the go-sdk read inputResponses the edge did not see", b)
+	}
+	var read mcp.Meta
+	if m.meta != nil {
+		if err := json.Unmarshal(m.meta, &read); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(read, meta) {
+		t.Fatalf("%q: read _meta %v, the go-sdk read %v", b, read, meta)
+	}
+}
