@@ -66,13 +66,15 @@ plugins:
 	a.Figure("notifications dropped for the stalled client", "%.0f of 20,000 (hangar_mrtr_dropped_notifications_total)", dropped)
 	by.finish()
 
-	// The stop: the drain has no call to wait for; the stalled request is
-	// cut, and the process exits well within the drain timeout.
+	// The stop: the drain waits at most drain_timeout, for a call of the
+	// well-behaved client left parked when it stopped (if any), not for
+	// the stalled client, which is cut; before the fix the stalled call
+	// held the drain, then the HTTP server's shutdown, to about 18 s.
 	term := time.Now()
 	p.signal(syscall.SIGTERM)
 	exit := p.wait(60 * time.Second)
 	exitAfter := since(term)
-	a.Check(exit == 0 && exitAfter < 3*time.Second, "exit code %d %v after SIGTERM, drain_timeout 3s, with a stalled 2026 reader", exit, exitAfter)
+	a.Check(exit == 0 && exitAfter < 5*time.Second, "exit code %d %v after SIGTERM, drain_timeout 3s, with a stalled 2026 reader", exit, exitAfter)
 	a.Figure("SIGTERM with the stalled reader", "exit code %d %v after (about 18 s before the fix)", exit, exitAfter)
 	a.Result("the plugin, the other clients and the stop did not wait for the client that stopped reading: another call answered after %v, exit %v after SIGTERM", round(served), exitAfter)
 }
