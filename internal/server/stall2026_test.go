@@ -36,7 +36,9 @@ func TestModernStalledReaderHoldsNothing(t *testing.T) {
 
 	start := time.Now()
 	done := make(chan *reply, 1)
-	go func() { done <- c.post(2, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "beside"}}) }()
+	go func() {
+		done <- c.post(2, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "beside"}})
+	}()
 	select {
 	case r := <-done:
 		if text := resultTextOf(r.result()); text != "beside" {
