@@ -2,7 +2,8 @@ package pdk
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
+	"strconv"
 )
 
 // Meta is the free-form _meta object that MCP attaches to requests,
@@ -163,10 +164,10 @@ func unmarshalSamplingContent(data []byte) (Content, error) {
 	case "audio":
 		c = new(AudioContent)
 	default:
-		return nil, fmt.Errorf("unsupported sampling content type %q", head.Type)
+		return nil, errors.New("unsupported sampling content type " + strconv.Quote(head.Type))
 	}
 	if err := json.Unmarshal(data, c); err != nil {
-		return nil, fmt.Errorf("decoding %s content: %w", head.Type, err)
+		return nil, wrapError(err, "decoding "+head.Type+" content")
 	}
 	return c, nil
 }

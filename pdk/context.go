@@ -110,7 +110,7 @@ func (c *Context) ListRoots() (*ListRootsResult, error) {
 func (c *Context) Log(params *LoggingMessageParams) error {
 	data, err := logData(params.Data)
 	if err != nil {
-		return fmt.Errorf("pdk: encoding %s notification: %w", importNotifyLoggingMessage, err)
+		return wrapError(err, "pdk: encoding "+importNotifyLoggingMessage+" notification")
 	}
 	withData := *params
 	withData.Data = data
@@ -154,7 +154,7 @@ func (c *Context) Progress(params *ProgressParams) error {
 	}
 	text, err := tokenString(token)
 	if err != nil {
-		return fmt.Errorf("pdk: encoding %s notification: %w", importNotifyProgress, err)
+		return wrapError(err, "pdk: encoding "+importNotifyProgress+" notification")
 	}
 	withToken := *params
 	withToken.ProgressToken = text

@@ -3,6 +3,7 @@ package pdk
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -197,5 +198,20 @@ func TestNoHostOutsideWasm(t *testing.T) {
 	}
 	if _, ok := Config("greeting"); ok {
 		t.Error("Config found a value without a host")
+	}
+}
+
+func TestWrapError(t *testing.T) {
+	inner := &HostError{Import: "list_roots", Message: "no roots"}
+	err := wrapError(inner, "pdk: decoding list_roots answer")
+	if want := fmt.Errorf("pdk: decoding list_roots answer: %w", inner); err.Error() != want.Error() {
+		t.Errorf("wrapError = %q, fmt.Errorf: %q", err, want)
+	}
+	var herr *HostError
+	if !errors.As(err, &herr) || herr != inner {
+		t.Errorf("errors.As(%v) = %v", err, herr)
+	}
+	if !errors.Is(wrapError(ErrNoHost, "x"), ErrNoHost) {
+		t.Error("wrapError(ErrNoHost) is not ErrNoHost")
 	}
 }

@@ -3,7 +3,8 @@
 package pdk
 
 import (
-	"fmt"
+	"errors"
+	"strconv"
 
 	extism "github.com/extism/go-pdk"
 )
@@ -44,34 +45,24 @@ func hostNotifyResourceUpdated(uint64)
 //go:wasmimport extism:host/user notify_url_elicitation_completed
 func hostNotifyURLElicitationCompleted(uint64)
 
-// valueImports are the imports that return a JSON document, each taking
-// the offset of its input (ignored by imports without input).
-var valueImports = map[string]func(uint64) uint64{
-	importCreateMessage:     hostCreateMessage,
-	importCreateElicitation: hostCreateElicitation,
-	importListRoots:         func(uint64) uint64 { return hostListRoots() },
-}
-
-// notifyImports are the imports that return nothing, each taking the
-// offset of its input (ignored by imports without input).
-var notifyImports = map[string]func(uint64){
-	importNotifyLoggingMessage:      hostNotifyLoggingMessage,
-	importNotifyProgress:            hostNotifyProgress,
-	importNotifyToolListChanged:     func(uint64) { hostNotifyToolListChanged() },
-	importNotifyResourceListChanged: func(uint64) { hostNotifyResourceListChanged() },
-	importNotifyPromptListChanged:   func(uint64) { hostNotifyPromptListChanged() },
-	importNotifyResourceUpdated:     hostNotifyResourceUpdated,
-	importNotifyURLElicitationDone:  hostNotifyURLElicitationCompleted,
-}
-
 func (extismHost) config(key string) (string, bool) {
 	return extism.GetConfig(key)
 }
 
+// call and notify choose the import by a switch, not a map: a map would be
+// built at start by every plugin, which calls none of them.
+
 func (extismHost) call(name string, input []byte) ([]byte, error) {
-	fn, ok := valueImports[name]
-	if !ok {
-		return nil, fmt.Errorf("pdk: unknown host import %q", name)
+	var fn func(uint64) uint64
+	switch name {
+	case importCreateMessage:
+		fn = hostCreateMessage
+	case importCreateElicitation:
+		fn = hostCreateElicitation
+	case importListRoots:
+		fn = func(uint64) uint64 { return hostListRoots() }
+	default:
+		return nil, errors.New("pdk: unknown host import " + strconv.Quote(name))
 	}
 	offset := withInput(input, fn)
 	if offset == 0 {
@@ -83,9 +74,24 @@ func (extismHost) call(name string, input []byte) ([]byte, error) {
 }
 
 func (extismHost) notify(name string, input []byte) error {
-	fn, ok := notifyImports[name]
-	if !ok {
-		return fmt.Errorf("pdk: unknown host import %q", name)
+	var fn func(uint64)
+	switch name {
+	case importNotifyLoggingMessage:
+		fn = hostNotifyLoggingMessage
+	case importNotifyProgress:
+		fn = hostNotifyProgress
+	case importNotifyToolListChanged:
+		fn = func(uint64) { hostNotifyToolListChanged() }
+	case importNotifyResourceListChanged:
+		fn = func(uint64) { hostNotifyResourceListChanged() }
+	case importNotifyPromptListChanged:
+		fn = func(uint64) { hostNotifyPromptListChanged() }
+	case importNotifyResourceUpdated:
+		fn = hostNotifyResourceUpdated
+	case importNotifyURLElicitationDone:
+		fn = hostNotifyURLElicitationCompleted
+	default:
+		return errors.New("pdk: unknown host import " + strconv.Quote(name))
 	}
 	withInput(input, func(offset uint64) uint64 {
 		fn(offset)

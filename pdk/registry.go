@@ -1,9 +1,6 @@
 package pdk
 
-import (
-	"fmt"
-	"sync"
-)
+import "sync"
 
 // registry holds what a plugin offers and the handlers serving it.
 type registry struct {
@@ -111,7 +108,7 @@ func AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 	}
 	parsed, err := parseURITemplate(t.URITemplate)
 	if err != nil {
-		panic(fmt.Sprintf("pdk: AddResourceTemplate: %v", err))
+		panic("pdk: AddResourceTemplate: " + err.Error())
 	}
 	plugin.mu.Lock()
 	defer plugin.mu.Unlock()

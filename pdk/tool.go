@@ -2,7 +2,7 @@ package pdk
 
 import (
 	"encoding/json"
-	"fmt"
+	"strconv"
 
 	"github.com/hangar-mcp/hangar/pdk/internal/fastjson"
 )
@@ -65,7 +65,7 @@ func (r *CallToolRequest) BindArguments(v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(r.Arguments, v); err != nil {
-		return fmt.Errorf("invalid arguments for tool %q: %w", r.Name, err)
+		return wrapError(err, "invalid arguments for tool "+strconv.Quote(r.Name))
 	}
 	return nil
 }
