@@ -139,7 +139,8 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		}
 	}
 	c := core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider})
-	edge, err := stateless.New(c, &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath})
+	so := &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath}
+	hooks, err := stateless.Hooks(c, so)
 	if err != nil {
 		m.Close()
 		return nil, err
@@ -150,9 +151,13 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		PageSize:  o.PageSize,
 		SessionID: sessionID,
 		Send:      fastpath.Send,
-		Stateless: edge.Hooks(),
+		Stateless: hooks,
 	})
-	edge.Attach(sdk)
+	edge, err := stateless.New(c, sdk, so)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
 	// The 2026-07-28 edge first: a tool it refuses (an invalid x-mcp-header
 	// annotation) is then never offered to the go-sdk.
 	c.Listen(edge)

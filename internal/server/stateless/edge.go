@@ -63,13 +63,11 @@ type Options struct {
 // refuses tools whose x-mcp-header annotations are invalid, and keeps the
 // others' bindings.
 type Edge struct {
-	core    Core
+	*calls
 	sdk     *sessions.Server
 	sdkHTTP http.Handler // the go-sdk's stateless Streamable HTTP
-	m       *mrtr.Manager
 	fwd     *mrtr.Forwarder
 	log     *slog.Logger
-	info    *mcp.Implementation
 	fastOff bool
 
 	mu      sync.Mutex
@@ -81,42 +79,63 @@ type Edge struct {
 	stopOnce  sync.Once
 }
 
-// New returns the edge of c. Give its Hooks to the go-sdk's sessions
-// (sessions.Options.Stateless), then the sessions to Attach; register it with
-// c (core.Core.Listen) before the sessions, and before c's first plugins.
-func New(c Core, opts *Options) (*Edge, error) {
+// calls serves the requests of 2026-07-28 that may need the client's
+// input through the Manager: what the edge's fast path and the go-sdk's
+// path (its middleware, in Hooks) share. It holds no state of its own.
+type calls struct {
+	core Core
+	m    *mrtr.Manager
+	info *mcp.Implementation
+}
+
+func newCalls(c Core, opts *Options) (*calls, Options, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	if o.Manager == nil {
-		return nil, errors.New("stateless: Options.Manager is required")
+		return nil, o, errors.New("stateless: Options.Manager is required")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	return &calls{core: c, m: o.Manager, info: &mcp.Implementation{Name: "hangar", Version: o.Version}}, o, nil
+}
+
+// Hooks returns what the edge of c, with opts, adds to the go-sdk's
+// server: give them to the sessions (sessions.Options.Stateless) that New
+// then leaves requests to.
+func Hooks(c Core, opts *Options) (*sessions.StatelessHooks, error) {
+	k, _, err := newCalls(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &sessions.StatelessHooks{Middleware: k.middleware, SetCacheable: setCacheable}, nil
+}
+
+// New returns the edge of c, which leaves to sdk (made with Hooks of the
+// same c and opts) the requests it does not serve itself. Register it
+// with c (core.Core.Listen) before the sessions, and before c's first
+// plugins.
+func New(c Core, sdk *sessions.Server, opts *Options) (*Edge, error) {
+	k, o, err := newCalls(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	if sdk == nil {
+		return nil, errors.New("stateless: New needs the go-sdk's sessions, made with Hooks")
+	}
 	return &Edge{
-		core:      c,
-		m:         o.Manager,
+		calls:     k,
+		sdk:       sdk,
+		sdkHTTP:   sdk.StatelessHTTP(),
 		fwd:       o.Forwarder,
 		log:       o.Logger,
-		info:      &mcp.Implementation{Name: "hangar", Version: o.Version},
 		fastOff:   o.DisableFastPath,
 		headers:   map[string][]binding{},
 		listeners: map[*listener]struct{}{},
 		stop:      make(chan struct{}),
 	}, nil
-}
-
-// Hooks returns what the edge adds to the go-sdk's server.
-func (e *Edge) Hooks() *sessions.StatelessHooks {
-	return &sessions.StatelessHooks{Middleware: e.middleware, SetCacheable: e.setCacheable}
-}
-
-// Attach gives the edge the go-sdk's sessions it leaves requests to.
-func (e *Edge) Attach(sdk *sessions.Server) {
-	e.sdk = sdk
-	e.sdkHTTP = sdk.StatelessHTTP()
 }
 
 // Offer implements core.Listener: a tool whose x-mcp-header annotations
@@ -181,7 +200,7 @@ const (
 // authenticated, since what a caller sees then depends on its token
 // (lists are filtered by its grant, and a shared cache must not hand one
 // caller's answer to another), and "public" otherwise.
-func (e *Edge) setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+func setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 	if !sessions.VersionInMeta(req) {
 		return // older versions are sent none (sessions.WithoutCacheHints)
 	}
@@ -230,7 +249,7 @@ type call struct {
 // bounds it); a retry, once the core has admitted it (the tool, prompt or
 // resource is still there for the caller), brings its answers to the
 // parked call. It returns the call's result, or the input it needs.
-func (e *Edge) serve(ctx context.Context, c *call, run func(ctx context.Context, rq core.Request) (mcp.Result, error)) (mcp.Result, *mrtr.InputRequiredResult, error) {
+func (e *calls) serve(ctx context.Context, c *call, run func(ctx context.Context, rq core.Request) (mcp.Result, error)) (mcp.Result, *mrtr.InputRequiredResult, error) {
 	if c.retry {
 		if err := e.core.Admit(c.rq, c.method, c.key); err != nil {
 			return nil, nil, err
@@ -301,7 +320,7 @@ func rpcError(err error) *jsonrpc.Error {
 
 // withServerInfo adds serverInfo to res's _meta, as the go-sdk does for
 // every result of 2026-07-28.
-func (e *Edge) withServerInfo(meta mcp.Meta) mcp.Meta {
+func (e *calls) withServerInfo(meta mcp.Meta) mcp.Meta {
 	if meta == nil {
 		meta = mcp.Meta{}
 	}
@@ -333,7 +352,7 @@ func (r *inputRequired) MarshalJSON() ([]byte, error) { return marshalInput(r.in
 // complete result, as the go-sdk writes it: serverInfo in _meta, and
 // resultType "complete" (the go-sdk's results that keep it unexported
 // write it last, after what they marshal).
-func (e *Edge) encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
+func (e *calls) encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
 	res.SetMeta(e.withServerInfo(res.GetMeta()))
 	if r, ok := res.(*mcp.CallToolResult); ok && r.Content == nil {
 		r.Content = []mcp.Content{} // as the go-sdk does
@@ -353,7 +372,7 @@ func (e *Edge) encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
 }
 
 // encodeInput encodes the answer to a request, id, whose call needs input.
-func (e *Edge) encodeInput(id jsonrpc.ID, in *mrtr.InputRequiredResult) ([]byte, error) {
+func (e *calls) encodeInput(id jsonrpc.ID, in *mrtr.InputRequiredResult) ([]byte, error) {
 	body, err := marshalInput(in, e.withServerInfo(nil))
 	if err != nil {
 		return nil, err

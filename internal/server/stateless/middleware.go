@@ -20,7 +20,7 @@ import (
 // (which reach the core through the sessions edge) run as the call; errors
 // are 2026-07-28's.
 
-func (e *Edge) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (e *calls) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if !sessions.VersionInMeta(req) {
 			return next(ctx, method, req)
@@ -43,7 +43,7 @@ func (e *Edge) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // sdkCall serves a request that may need the client's input on the
 // go-sdk path: the go-sdk's handler for it is the call.
-func (e *Edge) sdkCall(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+func (e *calls) sdkCall(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	c := &call{method: method, rq: core.Request{Meta: req.GetParams().GetMeta(), Version: Version}}
 	if x := req.GetExtra(); x != nil {
 		c.rq.Principal = x.TokenInfo
