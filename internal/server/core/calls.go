@@ -34,9 +34,10 @@ type tracker struct {
 	draining bool          // no new calls
 	idle     chan struct{} // closed when active reaches 0, while draining
 	calls    callSet       // the calls in progress, for the drain timeout
+	stopping chan struct{} // closed when the drain begins
 }
 
-func newTracker() *tracker { return &tracker{} }
+func newTracker() *tracker { return &tracker{stopping: make(chan struct{})} }
 
 // A callSet is a set of calls in progress that are cancelled together: a
 // scope's, or every call of the core (at the drain timeout). The calls are
@@ -249,6 +250,9 @@ func (c *Core) Drain(ctx context.Context) int {
 
 func (t *tracker) drain(ctx context.Context) int {
 	t.mu.Lock()
+	if !t.draining {
+		close(t.stopping)
+	}
 	t.draining = true
 	if t.active == 0 {
 		t.mu.Unlock()

@@ -395,7 +395,14 @@ func (c *Core) RootsListChanged(ctx context.Context, rq Request) {
 					}
 				}
 				if wait := RootsInterval - time.Since(start); wait > 0 && c.roots.waiting(m, rq.Scope) {
-					time.Sleep(wait)
+					// The pause ends with the server: the notification
+					// waiting then runs at once (and its call is refused).
+					t := time.NewTimer(wait)
+					select {
+					case <-t.C:
+					case <-c.calls.stopping:
+						t.Stop()
+					}
 				}
 				call = c.roots.next(m, rq.Scope)
 			}
