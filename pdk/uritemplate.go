@@ -103,18 +103,6 @@ func (t *uriTemplate) match(uri string) (map[string]string, bool) {
 	if len(uri) <= len(first)+len(last) || !strings.HasSuffix(uri, last) {
 		return nil, false
 	}
-	if k == 1 {
-		// The one variable is all between the first and the last literal.
-		v := uri[len(first) : len(uri)-len(last)]
-		if strings.ContainsAny(v, "/?#") {
-			return nil, false
-		}
-		if v, ok := pathUnescape(v); ok {
-			return map[string]string{t.vars[0]: v}, true
-		}
-		return nil, false
-	}
-
 	// rest[i*n+p] is whether variables i, i+1, ... and the literals that
 	// follow them match uri[p:] to its end, variable i taking at least
 	// the character at p. It is filled from the last variable and from
