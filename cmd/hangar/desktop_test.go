@@ -172,7 +172,7 @@ func TestInfoQuietPerSession(t *testing.T) {
 	}
 	cs.Close()
 	// Only the start's records: the plugin listed, compiled, ready.
-	startup := regexp.MustCompile(`msg=("plugins listed; serving"|"compiling plugins"|compiled|ready) `)
+	startup := regexp.MustCompile(`msg=("plugins listed; serving"|"compiling plugins"|compiled|"compiled into the cache"|ready) `)
 	for _, r := range infoRecords(logs.String()) {
 		if !startup.MatchString(r) {
 			t.Errorf("info record of a stdio session: %s", r)
