@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Panics.
@@ -34,13 +35,30 @@ const serveFunc = pdkPath + ".(*registry).serve"
 // maxPanicStack bounds the stack a panic's error carries.
 const maxPanicStack = 16 << 10
 
+// maxPanicMessage bounds the message of a panic in its error: the client
+// reads it, and the host logs it.
+const maxPanicMessage = 4 << 10
+
+// capMessage returns m, or its first maxPanicMessage bytes (whole UTF-8
+// characters) and how much was left out.
+func capMessage(m string) string {
+	if len(m) <= maxPanicMessage {
+		return m
+	}
+	n := maxPanicMessage
+	for n > 0 && !utf8.RuneStart(m[n]) {
+		n--
+	}
+	return m[:n] + "... (" + strconv.Itoa(len(m)-n) + " more bytes)"
+}
+
 // panicError is the error of a handler serving subject that panicked with
 // p. It must be called by the deferred function that recovered p, so that
 // the panicking frames are still on the stack.
 func panicError(subject string, p any) error {
 	var pcs [64]uintptr
 	n := runtime.Callers(2, pcs[:]) // from the deferred function
-	msg := subject + ": panic: " + fmt.Sprint(p)
+	msg := subject + ": panic: " + capMessage(fmt.Sprint(p))
 	if at := pluginFrame(pcs[:n]); at != "" {
 		msg += " at " + at
 	}

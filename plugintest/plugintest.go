@@ -78,11 +78,14 @@ func Build(ctx context.Context, dir, out string) error {
 	if err != nil {
 		return fmt.Errorf("plugintest: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, gobin, "build", "-buildmode=c-shared", "-o", abs, ".")
+	// -trimpath: a panic's file:line (and any path the module holds) is
+	// module-relative, not the author's machine's, as hangar new's Makefile
+	// builds it.
+	cmd := exec.CommandContext(ctx, gobin, "build", "-buildmode=c-shared", "-trimpath", "-o", abs, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("plugintest: building the plugin in %s (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared): %v\n%s", dir, err, msg)
+		return fmt.Errorf("plugintest: building the plugin in %s (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath): %v\n%s", dir, err, msg)
 	}
 	return nil
 }

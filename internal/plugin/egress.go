@@ -65,6 +65,10 @@ type hostDeniedError struct {
 	kind     string         // for notPublic: what kind of address; for ownDeployment, the configured address
 	why      denial
 	redirect bool
+	// guest is set on the copy the plugin is told (httpFailure): without
+	// the address a name resolved to, or the deployment's configured range,
+	// which would let a plugin map what internal names resolve to.
+	guest bool
 }
 
 func (e *hostDeniedError) Error() string {
@@ -87,16 +91,24 @@ func (e *hostDeniedError) Error() string {
 	case notPublic:
 		if e.addr.Addr().String() == e.host {
 			fmt.Fprintf(&b, " is a %s address", e.kind)
+		} else if e.guest {
+			fmt.Fprintf(&b, " resolves to a %s address", e.kind)
 		} else {
 			fmt.Fprintf(&b, " resolves to %s, a %s address", e.addr.Addr(), e.kind)
 		}
 		b.WriteString(`, which "*" and "*.domain" grants do not reach`)
 		b.WriteString(grant)
 	case ownServer:
-		fmt.Fprintf(&b, " (%s) is Hangar's own server, which no grant allows", e.addr)
+		if !e.guest {
+			fmt.Fprintf(&b, " (%s)", e.addr)
+		}
+		b.WriteString(" is Hangar's own server, which no grant allows")
 	case ownDeployment:
-		fmt.Fprintf(&b, " (%s) is an address of Hangar's deployment", e.addr)
-		if e.kind != "" { // "" in what the plugin is told
+		if !e.guest {
+			fmt.Fprintf(&b, " (%s)", e.addr)
+		}
+		b.WriteString(" is an address of Hangar's deployment")
+		if !e.guest {
 			fmt.Fprintf(&b, " (%s in deployment.addresses)", e.kind)
 		}
 		b.WriteString(", which no grant allows")

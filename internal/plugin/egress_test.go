@@ -447,3 +447,26 @@ func TestTransportsCollected(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestDenialToldToGuest: what a plugin is told of a refused request (the
+// guest copy httpFailure makes) names the host and the grant, but not the
+// address a name resolved to nor Hangar's own addresses, which would let a
+// plugin with a wildcard grant map internal names; the log keeps them.
+func TestDenialToldToGuest(t *testing.T) {
+	addr := netip.MustParseAddrPort("10.1.2.3:8080")
+	for _, e := range []hostDeniedError{
+		{plugin: "p", host: "internal.example", addr: addr, kind: "private", why: notPublic},
+		{plugin: "p", host: "internal.example", addr: addr, why: ownServer},
+		{plugin: "p", host: "internal.example", addr: addr, kind: "10.0.0.0/8", why: ownDeployment},
+	} {
+		logged := e.Error()
+		if !strings.Contains(logged, "10.1.2.3") {
+			t.Errorf("the log's text does not name the address: %q", logged)
+		}
+		e.guest = true
+		told := e.Error()
+		if strings.Contains(told, "10.") || !strings.Contains(told, `host "internal.example"`) {
+			t.Errorf("the plugin is told %q: want the host, and no address or range", told)
+		}
+	}
+}

@@ -286,6 +286,9 @@ func (p *Plugin) sendHTTP(ctx context.Context, r *httpMeta, body []byte) (*http.
 	if err != nil {
 		return nil, nil, fmt.Errorf("invalid url: %w", err)
 	}
+	if u.Host == "" {
+		return nil, nil, errors.New("invalid url: it has no host; a request needs an absolute http:// or https:// URL")
+	}
 	host := strings.ToLower(u.Hostname())
 	if !hostAllowed(p.opts.Grants.AllowedHosts, host) {
 		return nil, nil, &hostDeniedError{plugin: p.name, host: host, why: notGranted}
@@ -313,12 +316,51 @@ func (p *Plugin) sendHTTP(ctx context.Context, r *httpMeta, body []byte) (*http.
 	out, err := io.ReadAll(http.MaxBytesReader(nil, resp.Body, limit))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, nil, fmt.Errorf("%s %s: the response body is larger than %d bytes, what the plugin's memory (limits.memory) allows", method, u.Redacted(), limit)
+		return nil, nil, &tooLargeError{method: method, url: withoutQuery(u), limit: limit, memory: limit < maxHTTPResponse}
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return resp, out, nil
+}
+
+// tooLargeError is a response body larger than the plugin may read: its
+// memory limit, or maxHTTPResponse.
+type tooLargeError struct {
+	method, url string // url without its query, which may hold a key
+	limit       int64
+	memory      bool // the limit is the plugin's memory's
+	bare        bool // without the method and URL (httpFailure)
+}
+
+func (e *tooLargeError) Error() string {
+	var b strings.Builder
+	if !e.bare {
+		b.WriteString(e.method + " " + e.url + ": ")
+	}
+	fmt.Fprintf(&b, "the response body is larger than %d bytes", e.limit)
+	if e.memory {
+		b.WriteString(", what the plugin's memory (limits.memory) allows")
+	} else {
+		b.WriteString(", the most Hangar reads of a response")
+	}
+	return b.String()
+}
+
+// guest is e as the PDK is told it: without the method and URL, which the
+// PDK puts before the message.
+func (e *tooLargeError) guest() error {
+	g := *e
+	g.bare = true
+	return &g
+}
+
+// withoutQuery is u without its query and fragment, and its password
+// redacted.
+func withoutQuery(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = "", false, "", ""
+	return c.Redacted()
 }
 
 // httpFailure is the answer to a failed request of Hangar's PDK; a refusal
@@ -336,10 +378,14 @@ func (p *Plugin) httpFailure(err error) []byte {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
+	var big *tooLargeError
+	if errors.As(err, &big) {
+		err = big.guest()
+	}
 	msg := err.Error()
-	if denied && hd.why == ownDeployment {
+	if denied {
 		guest := *hd
-		guest.kind = ""
+		guest.guest = true
 		msg = strings.Replace(msg, hd.Error(), guest.Error(), 1)
 	}
 	b, _ := json.Marshal(struct {
