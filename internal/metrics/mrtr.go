@@ -14,7 +14,7 @@ type MRTR struct {
 	InputRequests        uint64 // input_required answers given (a call asking twice counts twice)
 	Resumed              uint64 // retries whose answers reached their call
 	Expired              uint64 // parked calls cancelled because no retry came in time
-	DroppedNotifications uint64 // log and progress notifications sent while no request waited
+	DroppedNotifications uint64 // log and progress notifications sent while no request waited, or beyond a request's queue
 	// Refusals counts refused requests by reason: "cap" (too many parked
 	// calls), "capability" (the client did not declare what the plugin
 	// asked for), and the requestStates refused: "state_invalid",
@@ -35,7 +35,7 @@ var (
 	inputDesc       = prometheus.NewDesc("hangar_mrtr_input_requests_total", "Requests answered input_required.", nil, nil)
 	resumedDesc     = prometheus.NewDesc("hangar_mrtr_resumed_total", "Retries whose answers reached their parked call.", nil, nil)
 	expiredDesc     = prometheus.NewDesc("hangar_mrtr_expired_total", "Parked calls cancelled because no retry came within the park timeout.", nil, nil)
-	mrtrDroppedDesc = prometheus.NewDesc("hangar_mrtr_dropped_notifications_total", "Log and progress notifications of calls while no request waited for them.", nil, nil)
+	mrtrDroppedDesc = prometheus.NewDesc("hangar_mrtr_dropped_notifications_total", "Log and progress notifications of calls while no request waited for them, or beyond the queue of a request whose client reads slower than its plugin sends.", nil, nil)
 	refusalsDesc    = prometheus.NewDesc("hangar_mrtr_refusals_total", "Requests refused, by reason: cap, capability, state_invalid, state_expired, state_replayed, state_principal, state_mismatch.", []string{"reason"}, nil)
 	forwardedDesc   = prometheus.NewDesc("hangar_mrtr_forwarded_total", "Retries forwarded to the replica holding their call, by outcome: ok, or gone (the replica could not be reached).", []string{"outcome"}, nil)
 )
