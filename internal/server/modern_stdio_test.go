@@ -112,3 +112,64 @@ func TestModernListenBounded(t *testing.T) {
 	}
 	stop()
 }
+
+// TestStdioLineIsAMessage: over stdio a line is a message (MCP's stdio
+// transport). A line holding a truncated object, of a session of
+// 2025-11-25 or a request of 2026-07-28, is answered with -32700 under a
+// null id at once, before the next line is sent, and the next line is
+// served; on both paths (issue 24, finding 8: the reader waited for the
+// rest of the object, up to 16 MiB, and left every later request
+// unanswered).
+func TestStdioLineIsAMessage(t *testing.T) {
+	for _, disable := range []bool{false, true} {
+		s := newServer(t, &server.Options{DisableFastPath: disable}, server.Mount{Plugin: v1full(t, config.Limits{})})
+		c := newRawIO(t, s)
+		c.start("2025-11-25")
+		next := func(what string) string {
+			t.Helper()
+			select {
+			case line, ok := <-c.lines:
+				if !ok {
+					t.Fatalf("fast path disabled %v: the stream ended, waiting for %s", disable, what)
+				}
+				return line
+			case <-time.After(10 * time.Second):
+				t.Fatalf("fast path disabled %v: no %s within 10s", disable, what)
+			}
+			return ""
+		}
+		modern := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 31, "method": "tools/call", "params": modernParams("structured", map[string]any{"a": 1, "b": 2}, modernMeta(nil))})
+		for _, tc := range []struct{ truncated, whole, id string }{
+			{`{"jsonrpc":"2.0","id":1,"method":"tools/list"`, `{"jsonrpc":"2.0","id":21,"method":"tools/list"}`, `21`},
+			{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"structured","arguments":{"a":"`, call(22, "structured", `{"a":1,"b":2}`), `22`},
+			{modern[:len(modern)-2], modern, `31`},
+			{`[{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":23,"method":"tools/list"}`, `23`},
+		} {
+			c.write(tc.truncated)
+			line := next("answer to " + tc.truncated)
+			var refused struct {
+				ID    json.RawMessage
+				Error struct{ Code int }
+			}
+			if err := json.Unmarshal([]byte(line), &refused); err != nil || string(refused.ID) != "null" || refused.Error.Code != -32700 {
+				t.Errorf("fast path disabled %v: %s answered %s; want -32700 under a null id", disable, tc.truncated, line)
+			}
+			c.write(tc.whole)
+			for {
+				line := next("answer to " + tc.whole)
+				var m struct {
+					ID     json.RawMessage
+					Result json.RawMessage
+					Error  any
+				}
+				if json.Unmarshal([]byte(line), &m) != nil || m.ID == nil {
+					continue // a notification
+				}
+				if string(m.ID) != tc.id || m.Result == nil || m.Error != nil {
+					t.Errorf("fast path disabled %v: %s answered %s; want its result", disable, tc.whole, line)
+				}
+				break
+			}
+		}
+	}
+}

@@ -20,8 +20,8 @@ import (
 
 // The fast path over stdio (and any other stream of newline-delimited
 // JSON-RPC) sits between the stream and the go-sdk's own mcp.IOTransport.
-// It reads the stream a message at a time (a line, or the lines of a
-// message that spans several): a message the fast path takes is served
+// It reads the stream a message at a time, a line each (a line that is
+// not a whole message is refused with a parse error): a message the fast path takes is served
 // here, and never reaches the go-sdk; every other message is screened
 // (screen.go) and passed on to the go-sdk's reader, or answered here with
 // a JSON-RPC error if the go-sdk would have ended the session on it. Both
@@ -81,8 +81,7 @@ type lineReader struct {
 	queue   [][]byte
 	err     error  // for the go-sdk once pending is read
 	failed  bool   // err was returned
-	msg     []byte // a message read so far, over several lines or longer than br's buffer
-	lines   bool   // msg holds a line already: the message spans lines
+	msg     []byte // a line read so far, longer than br's buffer
 	skip    bool   // skipping the rest of a line too long to read
 	scan    jsonScan
 }
@@ -142,23 +141,16 @@ func (r *lineReader) next() {
 		line = r.msg
 	}
 	switch {
-	case r.scan.str && err == nil:
-		// A newline in a string: no JSON text has one. The line is
-		// refused, and the next one starts a message.
-		r.answer(refuse(nil, CodeParseError, "Parse error: the message is not valid JSON (a newline in a string)"))
-		r.reset()
 	case !r.scan.atTop() && err == nil:
-		// A message over several lines: read on.
-		if len(r.msg) == 0 {
-			r.msg = append(r.msg, chunk...)
-		}
-		r.lines = true
-		if len(r.msg) > maxMessage {
-			r.answer(refuse(nil, CodeInvalidRequest, "Invalid Request: the message is longer than %d bytes", maxMessage))
-			r.reset()
-		}
+		// MCP's stdio transport: a line is a message, and no message holds
+		// a line break. A line that ends inside an object, an array or a
+		// string is not a whole message: it is refused at once, and the
+		// next line is the next message (reading on for the rest of it
+		// would leave every later request unanswered).
+		r.answer(refuse(nil, CodeParseError, "Parse error: the line is not a whole JSON message (it ends inside an object, an array or a string); over stdio, send each message on one line"))
+		r.reset()
 	default:
-		r.route(line, err == nil && !r.lines && len(line) <= maxFastLine)
+		r.route(line, err == nil && len(line) <= maxFastLine)
 		r.reset()
 	}
 }
@@ -166,7 +158,6 @@ func (r *lineReader) next() {
 // reset starts a new message.
 func (r *lineReader) reset() {
 	r.scan = jsonScan{}
-	r.lines = false
 	if cap(r.msg) > 1<<20 {
 		r.msg = nil // do not keep a large buffer for small messages
 	} else {
@@ -195,8 +186,8 @@ func (r *lineReader) pass(body []byte) {
 	r.queue = append(r.queue, body)
 }
 
-// route serves a whole message (a line ending in a newline, or the lines
-// of a message over several), or screens it and passes it on. fast is
+// route serves a whole message (a line, ending in a newline unless it
+// is the last bytes of the stream), or screens it and passes it on. fast is
 // false for a message the fast path must not take: too long, or the last
 // bytes of the stream.
 func (r *lineReader) route(line []byte, fast bool) {
