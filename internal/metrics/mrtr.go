@@ -31,7 +31,7 @@ var refusalReasons = []string{"cap", "capability", "state_invalid", "state_expir
 
 var (
 	parkedDesc      = prometheus.NewDesc("hangar_mrtr_parked_calls", "Calls waiting in a plugin's host import for their client's input (MCP 2026-07-28 multi round-trip requests).", nil, nil)
-	heldDesc        = prometheus.NewDesc("hangar_mrtr_held_calls", "Calls counted against the caps on parked calls (mrtr.max_parked): those that asked for input and are not answered or forgotten yet.", nil, nil)
+	heldDesc        = prometheus.NewDesc("hangar_mrtr_held_calls", "Calls counted against the caps on parked calls (mrtr.max_parked): those that asked for input and have neither ended nor stopped waiting for the answer.", nil, nil)
 	inputDesc       = prometheus.NewDesc("hangar_mrtr_input_requests_total", "Requests answered input_required.", nil, nil)
 	resumedDesc     = prometheus.NewDesc("hangar_mrtr_resumed_total", "Retries whose answers reached their parked call.", nil, nil)
 	expiredDesc     = prometheus.NewDesc("hangar_mrtr_expired_total", "Parked calls cancelled because no retry came within the park timeout.", nil, nil)

@@ -172,7 +172,8 @@ type Call struct {
 	timer    *time.Timer       // fires at expiry
 	result   any
 	err      error
-	held     bool // the call counts against the caps (and is in m.calls)
+	held     bool // the call is in m.calls: a retry with its state finds it
+	counted  bool // the call counts against the caps: it is parked, or was answered and runs on
 	finished bool // run returned
 }
 
@@ -336,6 +337,14 @@ func (c *Call) endLocked(s Status, result any, err error) {
 	if s == Cancelled || blocked {
 		c.cancel(err)
 	}
+	// Its slot under the caps is free at once; the call stays in the
+	// table until its outcome is claimed or its state expires, unless
+	// max_parked outcomes wait so already: then it is forgotten, and its
+	// retry learns to start again (ErrCallGone).
+	c.uncountLocked()
+	if c.att == nil && c.use != "" && !c.m.keepOutcome() {
+		c.use = ""
+	}
 	if c.att == nil && c.use == "" {
 		// Nobody waits for the outcome and no state can claim it.
 		c.releaseLocked()
@@ -365,9 +374,20 @@ func (c *Call) releaseLocked() {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
+	c.uncountLocked()
 	if c.held {
 		c.held = false
 		c.m.release(c)
+	}
+}
+
+// uncountLocked frees the call's place under the caps, if it has one: it
+// no longer waits for its client (it ended, or its plugin stopped waiting
+// for the answer).
+func (c *Call) uncountLocked() {
+	if c.counted {
+		c.counted = false
+		c.m.uncount(c)
 	}
 }
 

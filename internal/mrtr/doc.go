@@ -89,8 +89,10 @@
 // timeout and its elicitation timeout; when that ends first, the plugin
 // goes on without the answer, and the retry gets what it does next. Calls
 // that asked for input count against a global cap and a per-principal cap
-// (Options.MaxParked, MaxParkedPerPrincipal) until they are answered or
-// forgotten; a call that asks beyond a cap fails its request with
+// (Options.MaxParked, MaxParkedPerPrincipal) from the moment they ask
+// until they end or their plugin stops waiting for the answer (its own
+// timeout), whether or not their state is still out; a call that never
+// asks never counts. A call that asks beyond a cap fails its request with
 // ErrTooManyParked (CodeTooManyParked) and nothing is parked. Stats
 // returns the gauges and counters for metrics.
 //

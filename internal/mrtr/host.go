@@ -165,13 +165,13 @@ func (c *Call) ask(ctx context.Context, k kind, build func(*mcp.ClientCapabiliti
 		c.mu.Unlock()
 		return nil, err
 	}
-	if !c.held {
+	if !c.counted {
 		if err := c.m.acquire(c); err != nil {
 			c.endLocked(Failed, nil, err)
 			c.mu.Unlock()
 			return nil, err
 		}
-		c.held = true
+		c.held, c.counted = true, true
 	}
 	c.seq++
 	in := &input{key: fmt.Sprintf("%s-%d", k.keyPrefix(), c.seq), kind: k, request: req, schema: schema, answer: make(chan json.RawMessage, 1)}
@@ -209,7 +209,11 @@ func (c *Call) ask(ctx context.Context, k kind, build func(*mcp.ClientCapabiliti
 	if c.pending[in.key] == in {
 		delete(c.pending, in.key)
 		if len(c.pending) == 0 && c.status == InputRequired {
+			// The plugin stopped waiting for its client: the call is no
+			// longer parked, and its place under the caps is free. (A
+			// retry with its state still finds it, in the table.)
 			c.setLocked(Working)
+			c.uncountLocked()
 		}
 	}
 	c.mu.Unlock()

@@ -58,7 +58,8 @@ type Options struct {
 	ParkTimeout time.Duration
 	// MaxParked and MaxParkedPerPrincipal cap the calls that wait for
 	// input: a call that asks for input beyond a cap fails its request with
-	// ErrTooManyParked. The per-principal cap does not apply to requests
+	// ErrTooManyParked. A call counts from its first request for input
+	// until it ends or its plugin stops waiting for the answer. The per-principal cap does not apply to requests
 	// without a principal (no authentication), which only the global cap
 	// bounds. Zero means the default; a negative value is an error.
 	MaxParked             int
@@ -81,8 +82,9 @@ type Manager struct {
 	now             func() time.Time
 
 	mu           sync.Mutex
-	calls        map[string]*Call // the calls counted against the caps, by id
-	perPrincipal map[string]int
+	calls        map[string]*Call // the calls that asked for input and are not forgotten, by id
+	counted      int              // of those, the calls counted against the caps
+	perPrincipal map[string]int   // the calls counted against the caps, by principal
 	consumed     map[string]int64 // accepted single-use ids -> their state's expiry (Unix ms)
 	sweepAt      int              // size of consumed at which expired ids are dropped
 	closed       bool
@@ -160,9 +162,8 @@ func (m *Manager) Close() {
 	}
 }
 
-// Call returns the call with the given id among those counted against the
-// caps (those that have asked for input and are not forgotten yet), or
-// nil.
+// Call returns the call with the given id among those that have asked
+// for input and are not forgotten yet, or nil.
 func (m *Manager) Call(id string) *Call {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -504,14 +505,17 @@ func (m *Manager) serve(ctx context.Context, c *Call, a *attachment) (*Outcome, 
 	}
 }
 
-// acquire counts c against the caps, or refuses it.
+// acquire counts c against the caps, and puts it in the table, or refuses
+// it. A call counts from the moment it asks for input until it ends or its
+// plugin stops waiting for the answer (uncount); a call that never asks
+// for input never counts, and is never refused here.
 func (m *Manager) acquire(c *Call) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
 	case m.closed:
 		return ErrClosed
-	case len(m.calls) >= m.maxParked:
+	case m.counted >= m.maxParked:
 		m.stats.capRefusals.Add(1)
 		return fmt.Errorf("%w: %d requests wait for input on this server, its limit; try again once some are answered", ErrServerCap, m.maxParked)
 	case c.principal != "" && m.perPrincipal[c.principal] >= m.maxPerPrincipal:
@@ -519,23 +523,41 @@ func (m *Manager) acquire(c *Call) error {
 		return fmt.Errorf("%w: %d of your requests wait for input, the limit per user; answer or abandon one, then start this request again", ErrPrincipalCap, m.maxPerPrincipal)
 	}
 	m.calls[c.id] = c
+	m.counted++
 	if c.principal != "" {
 		m.perPrincipal[c.principal]++
 	}
 	return nil
 }
 
-func (m *Manager) release(c *Call) {
+// uncount frees c's place under the caps (c.counted was true).
+func (m *Manager) uncount(c *Call) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.calls[c.id] != c {
-		return
-	}
-	delete(m.calls, c.id)
+	m.counted--
 	if c.principal != "" {
 		if m.perPrincipal[c.principal]--; m.perPrincipal[c.principal] <= 0 {
 			delete(m.perPrincipal, c.principal)
 		}
+	}
+}
+
+// keepOutcome reports whether the table has room for the outcome of an
+// ended call (in it) that waits for a retry: the calls in the table that
+// do not count against the caps are at most max_parked.
+func (m *Manager) keepOutcome() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.calls)-m.counted <= m.maxParked
+}
+
+// release takes c out of the table (its place under the caps is freed
+// before, by uncount).
+func (m *Manager) release(c *Call) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.calls[c.id] == c {
+		delete(m.calls, c.id)
 	}
 }
 
@@ -560,7 +582,7 @@ func (m *Manager) consume(use string, expiry int64) {
 // Stats are the Manager's counters and gauges, for metrics.
 type Stats struct {
 	Parked               int64  // calls waiting for their client's input now
-	Held                 int    // calls counted against the caps now
+	Held                 int    // calls counted against the caps now: parked, or answered and running on
 	ParkedTotal          uint64 // input requests issued (a call asking twice counts twice)
 	Resumed              uint64 // retries whose answers were delivered
 	Expired              uint64 // calls cancelled because no retry came in time
@@ -578,7 +600,7 @@ type Stats struct {
 // Stats returns the current counters.
 func (m *Manager) Stats() Stats {
 	m.mu.Lock()
-	held := len(m.calls)
+	held := m.counted
 	m.mu.Unlock()
 	s := &m.stats
 	return Stats{
