@@ -191,17 +191,25 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	sv.srv.Store(srv) // for /readyz
 	log.Info("plugins listed; serving", "count", len(bgs), "elapsed", time.Since(start).Round(time.Millisecond))
-	go whenLoaded(ctx, bgs, start, prog, log)
+	// The goroutines below log to env.Stderr: they end before serve
+	// returns, so that nothing writes to it once its caller reads it.
+	ownCtx, stopOwn := context.WithCancel(ctx)
+	var own sync.WaitGroup
+	own.Add(1)
+	go func() { defer own.Done(); whenLoaded(ownCtx, bgs, start, prog, log) }()
 
 	r := &reloader{path: f.config, extra: cfg.Plugins[len(cfg.Plugins)-len(files):], http: cfg.HTTP, service: [4]any{cfg.Metrics, cfg.Tracing, cfg.Deployment, cfg.MRTR}, engine: engine, srv: srv, log: log, metrics: sv.metrics}
 	for _, b := range bgs {
 		r.current = append(r.current, running{spec: b.spec, digest: moduleDigest(b.spec), bg: b})
 	}
 	defer r.closeCurrent(context.Background())
+	// Before the plugins close: no reload runs while they do.
+	defer func() { stopOwn(); own.Wait() }()
+	own.Add(1)
 	if f.config != "" {
-		go r.run(ctx)
+		go func() { defer own.Done(); r.run(ownCtx) }()
 	} else {
-		go ignoreHangup(ctx, log)
+		go func() { defer own.Done(); ignoreHangup(ownCtx, log) }()
 	}
 
 	if ln == nil {
