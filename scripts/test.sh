@@ -77,6 +77,7 @@ fuzz FuzzKernel ./internal/plugin 2000x
 fuzz FuzzSplitEnvelope ./pdk 1000000x
 fuzz FuzzAppendTextResult ./pdk 100000x
 fuzz FuzzAppendStructuredResult ./pdk 100000x
+fuzz FuzzURITemplate ./pdk 200000x
 fuzz FuzzSkip ./pdk/internal/fastjson 300000x
 fuzz FuzzBind ./pdk/internal/fastjson 300000x
 fuzz FuzzAppendString ./pdk/internal/fastjson 100000x
