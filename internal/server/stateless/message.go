@@ -7,7 +7,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/hangar-mcp/hangar/internal/server/fastpath"
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
@@ -17,7 +16,7 @@ import (
 type message struct {
 	id jsonrpc.ID // invalid for a notification
 	// refused, if set, is the answer to a request whose id would not come
-	// back as it was sent (fastpath.RefuseID): nothing else is read.
+	// back as it was sent (wire.RefuseID): nothing else is read.
 	refused []byte
 	method  string
 	params  json.RawMessage // nil if absent
@@ -57,7 +56,7 @@ func readMessage(b []byte) (*message, bool) {
 	if req.ID.IsValid() {
 		// An id the go-sdk's reader does not keep exactly (1.5, 2^53+1)
 		// would be answered as another id.
-		m.refused = fastpath.RefuseID(b)
+		m.refused = wire.RefuseID(b)
 	}
 	if len(req.Params) > 0 && req.Params[0] == '{' {
 		var p struct {
