@@ -59,7 +59,7 @@ type Options struct {
 	// Nil means a Tracker of the Server's own.
 	Requests *httpcalls.Tracker
 	// Hooks, if set, are what another edge adds to the go-sdk server
-	// (stateless.go): the server then speaks that edge's versions too.
+	// (hooks.go): the server then speaks that edge's versions too.
 	Hooks *Hooks
 }
 

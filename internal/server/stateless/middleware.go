@@ -17,8 +17,11 @@ import (
 // serverInfo on every result. The middleware here, the innermost of the
 // go-sdk server, serves what needs Hangar: the requests that may ask the
 // client for input go through the Manager, with the go-sdk's handlers
-// (which reach the core through the sessions edge) run as the call; errors
-// are 2026-07-28's.
+// run as the call; errors are 2026-07-28's. Those handlers (the sessions
+// edge registered them) describe the call for the core as
+// detachedRequest says, which package server gives the sessions edge as
+// its Hooks.Request: the middleware marks the context it hands them, and
+// only this edge reads the mark.
 
 func (e *calls) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
