@@ -66,6 +66,7 @@ fuzz() { # target package count
 fuzz FuzzJSONRPC ./internal/server 300x
 fuzz FuzzParseMessage ./internal/server/fastpath 200000x
 fuzz FuzzReadMessage ./internal/server/stateless 200000x
+fuzz FuzzRead ./internal/server/wire 200000x
 fuzz FuzzValid ./internal/server/rawjson 100000x
 fuzz FuzzToolResult ./internal/plugin 200000x
 fuzz FuzzSimpleSchema ./internal/server/core 200000x

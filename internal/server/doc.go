@@ -31,8 +31,8 @@
 //
 // One pipeline serves every request: an edge reads it from its wire,
 // describes it for the dispatch core (core.Request) and writes the answer
-// the core returns. Each part is a package, and the compiler keeps the
-// edges apart from the core and from each other:
+// the core returns. Each part is a package; the compiler keeps the edges
+// apart from the core, and TestLayout keeps them apart from each other:
 //
 //   - core: the dispatch core. The plugin set and what it offers, lookups,
 //     serving, call tracking, observation, the adaptation of content to a
@@ -47,13 +47,21 @@
 //     input as parked calls (package mrtr), serves tools/call and
 //     resources/read on a fast path of its own, and leaves the rest to the
 //     go-sdk (its stateless Streamable HTTP, and the stdio session).
-//   - rawjson: the in-place JSON reader the fast path and the core share.
+//   - wire: the vocabulary the edges share: the protocol versions in their
+//     order, _meta, ids, the in-place reader of JSON-RPC messages, the
+//     encoders of answers as the go-sdk writes them.
+//   - httpcalls: the HTTP requests in progress that carry calls, which
+//     every edge over HTTP reads (their scopes, their calls' ids).
+//   - rawjson: the in-place JSON scanner and validator the others share.
 //
 // This package is the composition root: it builds the core and its edges,
-// and serves them over HTTP with Hangar's guards (Host and Origin checks,
+// wires what one edge needs of another (server.go: the fast path's
+// Sessions and StatelessLines, the sessions' Hooks from the 2026-07-28
+// edge), routes each HTTP request to its edge (serveMCP, http.go), and
+// serves them over HTTP with Hangar's guards (Host and Origin checks,
 // authentication, the bounds of httplimits.go) and the operations
-// endpoints. It may import all of them; the edges import the core (the
-// fast path the sessions edge, in front of which it sits, and the
-// 2026-07-28 edge both), never this package; the core imports none of
-// them but rawjson.
+// endpoints. It may import all of them. The edges are peers: each
+// imports the core and the shared packages (wire, httpcalls, rawjson),
+// never another edge or this package; the core imports none of them but
+// rawjson and wire.
 package server

@@ -122,14 +122,30 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 // limits every client has (limitClient) are set: a request of MCP
 // 2026-07-28 goes to that edge (stateless.Edge: it has no session), any
 // other to the sessions (sessionHTTP: the fast path in front of the
-// go-sdk), within the sessions' limits (serveSessions).
+// go-sdk), within the sessions' limits (serveSessions). Either is tracked
+// (httpcalls), so that its calls end with it.
+//
+// The way of a 2026-07-28 tools/call, in code:
+//
+//   - HTTPHandler: the Host and Origin checks (guard), authentication;
+//   - serveMCP, here: the route (stateless.Edge.Takes);
+//   - the 2026 edge, stateless.Edge.ServeHTTP: the checks of _meta and of
+//     the headers, a retry held by another replica forwarded there, then
+//     serveFast and serveQuick for a tool some plugin serves (anything
+//     else goes to the go-sdk's stateless handler, whose innermost
+//     middleware is the edge's: calls.sdkCall);
+//   - calls.serve: the core admits a retry (core.Core.Admit), and the
+//     call runs in package mrtr (mrtr.Manager.Serve), which gives it a
+//     host of its own and parks it when the plugin asks the client for
+//     input;
+//   - core.Core.CallTool, within that run: the plugin's call.
 func (s *Server) serveMCP(sessionHTTP http.Handler, o HTTPOptions) http.Handler {
 	var live atomic.Int64 // sessions open or being opened
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cw := s.limitClient(w, r, o)
 		defer s.streams.remove(cw)
 		if s.stateless.Takes(r) {
-			hr, done := s.sdk.TrackHTTP(r, "")
+			hr, done := s.requests.Track(r, "")
 			defer done()
 			if o.WriteTimeout > 0 {
 				cw.lost = hr.Scope

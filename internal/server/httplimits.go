@@ -53,7 +53,7 @@ func (s *Server) serveSessions(next http.Handler, cw *clientWriter, r *http.Requ
 		// session, it writes nothing more. Only its owner's DELETE
 		// ends anything: the SDK refuses another's (403).
 		if s.ownedBy(id, r) && s.sdk.EndSession(id, sessions.ErrSessionClosed) {
-			s.sdk.WaitHTTP(id, core.CancelGrace)
+			s.requests.Wait(id, core.CancelGrace)
 		}
 		next.ServeHTTP(w, r)
 	case r.Method != http.MethodPost:
@@ -82,7 +82,7 @@ func (s *Server) serveSessions(next http.Handler, cw *clientWriter, r *http.Requ
 			live.Add(-1)
 		})
 	default:
-		hr, done := s.sdk.TrackHTTP(r, id)
+		hr, done := s.requests.Track(r, id)
 		defer done()
 		if o.WriteTimeout > 0 {
 			cw.lost = hr.Scope

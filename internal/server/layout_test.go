@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -41,22 +42,22 @@ var layoutRules = map[string]struct {
 	"sessions": {
 		allow: func(p string) bool {
 			return !strings.HasPrefix(p, module) || slices.Contains([]string{
-				module + "internal/server/core", module + "internal/server/wire", module + "internal/plugin", module + "internal/auth",
+				module + "internal/server/core", module + "internal/server/wire", module + "internal/server/httpcalls", module + "internal/plugin", module + "internal/auth",
 			}, p)
 		},
 	},
 	"fastpath": {
 		allow: func(p string) bool {
 			return !strings.HasPrefix(p, module) || slices.Contains([]string{
-				module + "internal/server/core", module + "internal/server/sessions", module + "internal/server/rawjson", module + "internal/server/wire",
+				module + "internal/server/core", module + "internal/server/rawjson", module + "internal/server/wire", module + "internal/server/httpcalls",
 			}, p)
 		},
 	},
 	"stateless": {
 		allow: func(p string) bool {
 			return !strings.HasPrefix(p, module) || slices.Contains([]string{
-				module + "internal/server/core", module + "internal/server/sessions", module + "internal/server/fastpath",
-				module + "internal/server/rawjson", module + "internal/server/wire", module + "internal/mrtr", module + "internal/plugin", module + "internal/auth",
+				module + "internal/server/core", module + "internal/server/rawjson", module + "internal/server/wire", module + "internal/server/httpcalls",
+				module + "internal/mrtr", module + "internal/plugin", module + "internal/auth",
 			}, p)
 		},
 	},
@@ -64,17 +65,84 @@ var layoutRules = map[string]struct {
 		allow: func(string) bool { return false },
 	},
 	// The vocabulary the edges share: nothing of the server but rawjson,
-	// and of the go-sdk only its JSON-RPC framing.
+	// and of the go-sdk its JSON-RPC framing and MCP's types.
 	"wire": {
 		allow: func(p string) bool {
-			return p == module+"internal/server/rawjson" || p == "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+			return slices.Contains([]string{
+				module + "internal/server/rawjson", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/modelcontextprotocol/go-sdk/mcp",
+			}, p)
 		},
+	},
+	// The HTTP requests that carry calls, which every edge over HTTP
+	// shares: of the server only the core, for its scopes.
+	"httpcalls": {
+		allow: func(p string) bool { return p == module+"internal/server/core" },
 	},
 }
 
-// TestLayout checks the imports of the core, the edges and rawjson, and
-// that the core names no session, transport or JSON-RPC framing.
+// edges are the ways in to the core, each a package of its own: the
+// go-sdk's sessions, the fast path in front of them, MCP 2026-07-28
+// without sessions, and any edge added later (tasks: it is held to the
+// rule as soon as its directory exists). They are peers: no package of
+// the server imports an edge but the composition root, package server,
+// which wires what one edge needs of another (an interface the edge that
+// needs it declares). What two edges share is in a package that imports
+// no edge (wire, httpcalls).
+var edges = []string{"sessions", "fastpath", "stateless", "tasks"}
+
+// checkPeers checks that no package under internal/server but package
+// server itself imports an edge (test files aside: a test may wire edges
+// as package server does).
+func checkPeers(t *testing.T) {
+	found := map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if dir == "." {
+			return nil // the composition root
+		}
+		pkg, _, _ := strings.Cut(dir, "/")
+		if slices.Contains(edges, pkg) {
+			found[pkg] = true
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			rest, ok := strings.CutPrefix(p, module+"internal/server/")
+			if !ok {
+				continue
+			}
+			edge, _, _ := strings.Cut(rest, "/")
+			if slices.Contains(edges, edge) && edge != pkg {
+				if slices.Contains(edges, pkg) {
+					t.Errorf("%s imports the edge %s: edges are peers; declare what %s needs of %s as an interface in %s, and wire it in package server (server.go), or move what they share to a package of shared vocabulary", filepath.ToSlash(path), p, pkg, edge, pkg)
+				} else {
+					t.Errorf("%s imports the edge %s: only package server, the composition root, imports edges", filepath.ToSlash(path), p)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range edges[:3] {
+		if !found[e] {
+			t.Errorf("the edge %s has no Go files: update edges", e)
+		}
+	}
+}
+
+// TestLayout checks the imports of the core, the edges and the packages
+// they share, that the core names no session, transport or JSON-RPC
+// framing, and that no edge imports another (checkPeers).
 func TestLayout(t *testing.T) {
+	checkPeers(t)
 	for dir, rule := range layoutRules {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {

@@ -10,7 +10,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/server"
-	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // TestModernStdioCallsKeepTheirLines: 2026-07-28 calls sent over stdio
@@ -101,14 +101,14 @@ func TestModernListenBounded(t *testing.T) {
 		}
 		return u
 	}
-	r := c.post(1, "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": uris(sessions.MaxSubscriptions + 1)}})
-	if r.errorCode() != -32602 || !strings.Contains(r.raw, fmt.Sprintf("at most %d", sessions.MaxSubscriptions)) {
-		t.Errorf("a listen to %d resources: %s", sessions.MaxSubscriptions+1, r)
+	r := c.post(1, "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": uris(wire.MaxSubscriptions + 1)}})
+	if r.errorCode() != -32602 || !strings.Contains(r.raw, fmt.Sprintf("at most %d", wire.MaxSubscriptions)) {
+		t.Errorf("a listen to %d resources: %s", wire.MaxSubscriptions+1, r)
 	}
-	twice := append(uris(sessions.MaxSubscriptions), uris(10)...)
+	twice := append(uris(wire.MaxSubscriptions), uris(10)...)
 	ch, stop := c.listen("sub-2", map[string]any{"resourceSubscriptions": twice})
 	if ack := next(t, ch, "acknowledgment"); ack["method"] != "notifications/subscriptions/acknowledged" {
-		t.Errorf("a listen to %d resources, some twice: %v", sessions.MaxSubscriptions, ack)
+		t.Errorf("a listen to %d resources, some twice: %v", wire.MaxSubscriptions, ack)
 	}
 	stop()
 }

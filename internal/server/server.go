@@ -16,6 +16,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/fastpath"
+	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
 	"github.com/hangar-mcp/hangar/internal/server/stateless"
 )
@@ -91,11 +92,12 @@ const ReplicaSeparator = "~"
 // the ways in to it.
 type Server struct {
 	core      *core.Core
-	sdk       *sessions.Server // the go-sdk's sessions
-	fast      *fastpath.Path   // in front of them
-	stateless *stateless.Edge  // MCP 2026-07-28, per request
-	mrtr      *mrtr.Manager    // its parked calls
-	fwd       *mrtr.Forwarder  // nil: no peers
+	sdk       *sessions.Server   // the go-sdk's sessions
+	requests  *httpcalls.Tracker // the HTTP requests that carry calls, of every edge
+	fast      *fastpath.Path     // in front of them
+	stateless *stateless.Edge    // MCP 2026-07-28, per request
+	mrtr      *mrtr.Manager      // its parked calls
+	fwd       *mrtr.Forwarder    // nil: no peers
 	log       *slog.Logger
 	metrics   *metrics.Metrics // nil: none
 
@@ -139,8 +141,12 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		}
 	}
 	c := core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider})
-	so := &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath}
-	hooks, err := stateless.Hooks(c, so)
+	// The edges are peers over the core: none imports another. What one
+	// needs of another is wired here. The HTTP requests that carry calls
+	// are tracked once, for all of them (httpcalls).
+	requests := httpcalls.NewTracker()
+	so := &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath, Requests: requests}
+	hooks, err := stateless.NewHooks(c, so)
 	if err != nil {
 		m.Close()
 		return nil, err
@@ -150,10 +156,19 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		Version:   o.Version,
 		PageSize:  o.PageSize,
 		SessionID: sessionID,
-		Send:      fastpath.Send,
-		Stateless: hooks,
+		Requests:  requests,
+		// What the fast path's calls send goes on their own streams.
+		Send: fastpath.Send,
+		// The go-sdk server speaks 2026-07-28 too, through the edge of
+		// that version, whose calls its handlers describe as the edge says.
+		Hooks: &sessions.Hooks{
+			Versions:     hooks.Versions,
+			Middleware:   hooks.Middleware,
+			SetCacheable: hooks.SetCacheable,
+			Request:      hooks.Request,
+		},
 	})
-	edge, err := stateless.New(c, sdk, so)
+	edge, err := stateless.New(c, sdk.StatelessHTTP(), so)
 	if err != nil {
 		m.Close()
 		return nil, err
@@ -163,9 +178,11 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	c.Listen(edge)
 	c.Listen(sdk)
 	s := &Server{
-		core:      c,
-		sdk:       sdk,
-		fast:      fastpath.New(c, sdk, &fastpath.Options{Logger: o.Logger, Disabled: o.DisableFastPath, Stateless: edge}),
+		core:     c,
+		sdk:      sdk,
+		requests: requests,
+		// The 2026-07-28 edge sees each stdio line before the fast path.
+		fast:      fastpath.New(c, fastSessions{sdk}, &fastpath.Options{Logger: o.Logger, Disabled: o.DisableFastPath, Stateless: edge, Requests: requests}),
 		stateless: edge,
 		mrtr:      m,
 		fwd:       fwd,
@@ -180,6 +197,12 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	s.metrics.SetMRTR(s.mrtrStats)
 	return s, nil
 }
+
+// fastSessions are the go-sdk's sessions as the fast path sees them
+// (fastpath.Sessions): the same, but for the type of a session's state.
+type fastSessions struct{ *sessions.Server }
+
+func (f fastSessions) State(ss *mcp.ServerSession) fastpath.SessionState { return f.Server.State(ss) }
 
 // mrtrStats reports the parked calls and forwarded retries, for metrics.
 func (s *Server) mrtrStats() metrics.MRTR {
@@ -245,7 +268,7 @@ func (s *Server) Drain(ctx context.Context) int {
 		defer close(cut)
 		s.streams.cutStalled(stop)
 	}()
-	s.sdk.WaitHTTP("", core.CancelGrace)
+	s.requests.Wait("", core.CancelGrace)
 	close(stop)
 	<-cut
 	return n

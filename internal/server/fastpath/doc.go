@@ -10,7 +10,7 @@
 // has initialized, a tool or resource some plugin serves, and an id no
 // other request in progress has; everything else goes to the go-sdk
 // unchanged. A call it takes is described for the core as the sessions
-// edge describes the go-sdk's (sessions.State.Request), served by the same
+// edge describes the go-sdk's (Sessions, SessionState), served by the same
 // function of the core (Core), and answered with the bytes the go-sdk
 // would write; what happens during the call (progress, logging, sampling,
 // elicitation, roots) goes through the go-sdk's session as for any call.
@@ -18,7 +18,10 @@
 // parser is in parse.go.
 //
 // It may import the core (through Core, and for core.Request), the
-// sessions edge (the sessions it sits in front of), rawjson, and the
-// go-sdk's mcp, jsonrpc and auth packages; never package server, and
-// nothing of the plugins.
+// packages the edges share (wire, httpcalls), rawjson, and the go-sdk's
+// mcp, jsonrpc and auth packages; never package server, another edge
+// (TestLayout in package server), or anything of the plugins. What it
+// needs of the sessions it sits in front of (Sessions) and of the edge
+// of MCP 2026-07-28 over stdio (StatelessLines) are interfaces of its
+// own, which package server fills.
 package fastpath

@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hangar-mcp/hangar/internal/server/core"
-	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -43,6 +43,34 @@ type Options struct {
 	// Stateless, if set, is the edge of MCP 2026-07-28 over stdio: it sees
 	// each line first (stdio.go).
 	Stateless StatelessLines
+	// Requests keeps the HTTP requests in progress that carry calls (the
+	// HTTP layer in front of the fast path tracks them): a call the fast
+	// path serves over HTTP is ended with its request. Nil: none.
+	Requests *httpcalls.Tracker
+}
+
+// Sessions are what the fast path needs of the go-sdk's sessions it sits
+// in front of (package sessions; the composition root, package server,
+// gives them): the sessions themselves, and the state of each, which
+// describes its calls for the core as the go-sdk's handlers do.
+type Sessions interface {
+	// Connect connects a session over t.
+	Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error)
+	// Session returns the session with the given ID, or nil.
+	Session(id string) *mcp.ServerSession
+	// State returns the state of ss, creating it on first use.
+	State(ss *mcp.ServerSession) SessionState
+}
+
+// SessionState is the state of one session, as the fast path uses it.
+type SessionState interface {
+	// Request describes, for the core, a request of the session with the
+	// given JSON-RPC id, _meta and principal, carried by an HTTP request
+	// whose scope is carrier (nil if none).
+	Request(id string, meta mcp.Meta, principal *auth.TokenInfo, carrier *core.Scope) core.Request
+	// Notification describes, for the core, a notification of the
+	// session (notifications/roots/list_changed).
+	Notification(meta mcp.Meta, principal *auth.TokenInfo) core.Request
 }
 
 // StatelessLines is the edge of MCP 2026-07-28 over a stream (package
@@ -50,42 +78,26 @@ type Options struct {
 // line before it reads the line itself.
 type StatelessLines interface {
 	// Line looks at a line, body (without its line end); fast reports
-	// whether the fast path may serve it. A zero LineClaim leaves the
+	// whether the fast path may serve it. A zero wire.LineClaim leaves the
 	// line to the fast path and the go-sdk. body is the stream's buffer,
 	// which its next read reuses: a Serve that runs later reads a copy.
-	Line(body []byte, fast bool) LineClaim
-}
-
-// LineClaim is what the edge makes of a line.
-type LineClaim struct {
-	// ID is the JSON-RPC id of the request on the line.
-	ID jsonrpc.ID
-	// Answer, if set, is the line's answer (an error): the request is not
-	// served.
-	Answer []byte
-	// Serve, if set, serves the request: the fast path runs it as one of
-	// its calls (on a worker, cancelled by notifications/cancelled for ID)
-	// and writes what it returns, if anything; write writes the call's
-	// notifications.
-	Serve func(ctx context.Context, write func([]byte)) []byte
-	// Open marks a request that runs until it is cancelled (a
-	// subscriptions/listen): the stream's close cancels it rather than
-	// wait for it.
-	Open bool
+	Line(body []byte, fast bool) wire.LineClaim
 }
 
 // Path is the fast path in front of the go-sdk's sessions of one core.
 type Path struct {
 	core      Core
-	sdk       *sessions.Server
+	sdk       Sessions
+	requests  *httpcalls.Tracker // nil: none
 	log       *slog.Logger
 	disabled  bool
 	stateless StatelessLines // nil: none
 }
 
 // New returns the fast path of c in front of sdk, whose go-sdk server must
-// have Send as its innermost sending middleware (sessions.Options.Send).
-func New(c Core, sdk *sessions.Server, opts *Options) *Path {
+// have Send as its innermost sending middleware (package sessions:
+// Options.Send).
+func New(c Core, sdk Sessions, opts *Options) *Path {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -93,14 +105,14 @@ func New(c Core, sdk *sessions.Server, opts *Options) *Path {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Path{core: c, sdk: sdk, log: o.Logger, disabled: o.Disabled, stateless: o.Stateless}
+	return &Path{core: c, sdk: sdk, requests: o.Requests, log: o.Logger, disabled: o.Disabled, stateless: o.Stateless}
 }
 
 // fastSession is the fast path's state for one MCP session.
 type fastSession struct {
 	p  *Path
 	ss atomic.Pointer[mcp.ServerSession] // nil until the go-sdk connected it
-	st atomic.Pointer[sessions.State]    // the session's state, once a call needed it
+	st atomic.Pointer[sessionState]      // the session's state, once a call needed it
 
 	mu      sync.Mutex
 	calls   map[jsonrpc.ID]context.CancelCauseFunc // the fast path's calls in progress
@@ -266,7 +278,7 @@ func (fs *fastSession) sdkDone(id jsonrpc.ID) {
 // if any; ctx carries the caller's token, if any (auth.TokenInfoFromContext).
 // As the go-sdk's receiving middleware does for its requests (sessions),
 // the request gets its span and is counted.
-func (fs *fastSession) serve(ctx context.Context, cancel context.CancelCauseFunc, ss *mcp.ServerSession, m *message, hr *sessions.HTTPRequest, header http.Header) []byte {
+func (fs *fastSession) serve(ctx context.Context, cancel context.CancelCauseFunc, ss *mcp.ServerSession, m *message, hr *httpcalls.Request, header http.Header) []byte {
 	wire.ServedFast()
 	var meta mcp.Meta
 	if m.meta != nil {
@@ -302,7 +314,7 @@ func (fs *fastSession) serve(ctx context.Context, cancel context.CancelCauseFunc
 	} else {
 		var r *mcp.ReadResourceResult
 		if r, err = fs.p.core.ReadResource(ctx, rq, m.key); err == nil {
-			res = sessions.WithoutCacheHints(r) // as the go-sdk's sessions send it
+			res = wire.WithoutCacheHints(r) // as the go-sdk's sessions send it
 		}
 	}
 	fs.p.core.EndRequest(span, m.method, res, err)
@@ -326,13 +338,16 @@ func decodeMeta(b []byte) mcp.Meta {
 	return meta
 }
 
+// sessionState holds a SessionState, for an atomic.Pointer.
+type sessionState struct{ SessionState }
+
 // state returns the state of the session ss, the fast session's.
-func (fs *fastSession) state(ss *mcp.ServerSession) *sessions.State {
+func (fs *fastSession) state(ss *mcp.ServerSession) SessionState {
 	if st := fs.st.Load(); st != nil {
-		return st
+		return st.SessionState
 	}
 	st := fs.p.sdk.State(ss)
-	fs.st.Store(st)
+	fs.st.Store(&sessionState{st})
 	return st
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/fastpath"
+	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/internal/servertest"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
@@ -66,12 +67,20 @@ func (r *recordingCore) ReadResource(ctx context.Context, rq core.Request, uri s
 	return r.Core.ReadResource(ctx, rq, uri)
 }
 
+// fastSessions are the sessions as the fast path sees them, as package
+// server wires them.
+type fastSessions struct{ *sessions.Server }
+
+func (f fastSessions) State(ss *mcp.ServerSession) fastpath.SessionState { return f.Server.State(ss) }
+
 // newPath returns the core, serving the conformance and v1full plugins,
-// and the fast path in front of its sessions edge.
-func newPath(t *testing.T) (*recordingCore, *sessions.Server, *fastpath.Path) {
+// the fast path in front of its sessions edge, and the tracker of both's
+// HTTP requests.
+func newPath(t *testing.T) (*recordingCore, *sessions.Server, *fastpath.Path, *httpcalls.Tracker) {
 	t.Helper()
 	c := &recordingCore{Core: core.New(&core.Options{Logger: servertest.Logger()}), calls: map[string]core.Request{}}
-	sdk := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Send: fastpath.Send})
+	tr := httpcalls.NewTracker()
+	sdk := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Send: fastpath.Send, Requests: tr})
 	c.Listen(sdk)
 	err := c.Reload(context.Background(), []core.Mount{
 		{Plugin: servertest.Load(t, "conformance", "./examples/conformance", config.Limits{})},
@@ -80,14 +89,14 @@ func newPath(t *testing.T) (*recordingCore, *sessions.Server, *fastpath.Path) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, sdk, fastpath.New(c, sdk, &fastpath.Options{Logger: servertest.Logger()})
+	return c, sdk, fastpath.New(c, fastSessions{sdk}, &fastpath.Options{Logger: servertest.Logger(), Requests: tr}), tr
 }
 
 // TestStdioCalls: over a stream, the calls the fast path takes reach the
 // core described as the sessions edge describes its own, and what it does
 // not take reaches the go-sdk.
 func TestStdioCalls(t *testing.T) {
-	c, _, p := newPath(t)
+	c, _, p, _ := newPath(t)
 	sc, cc := net.Pipe()
 	ss, err := p.ConnectIO(context.Background(), sc, sc)
 	if err != nil {
@@ -163,14 +172,14 @@ func TestStdioCalls(t *testing.T) {
 // TestHTTPCalls: over Streamable HTTP, a call the fast path takes has the
 // HTTP request that carried it as its carrier, and its id.
 func TestHTTPCalls(t *testing.T) {
-	c, sdk, p := newPath(t)
+	c, sdk, p, tr := newPath(t)
 	store := mcp.NewMemoryEventStore(nil)
 	h := p.HTTP(sdk.StreamableHTTP(store), store, 0)
 	// What package server's HTTP layer does in front of the fast path.
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sessions.ClearInternalHeaders(r.Header)
 		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodPost && id != "" {
-			_, done := sdk.TrackHTTP(r, id)
+			_, done := tr.Track(r, id)
 			defer done()
 		}
 		h.ServeHTTP(w, r)

@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/server/core"
-	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -82,10 +82,10 @@ type httpSession struct {
 }
 
 // HTTP returns the fast path in front of next, the go-sdk's Streamable HTTP
-// handler (sessions.Server.StreamableHTTP) whose event store is store.
-// It keeps the sessions' idle timeout, timeout (zero: none), since it
-// serves requests the go-sdk does not see. In front of it, Hangar's HTTP
-// layer tracks the requests that carry calls (sessions.Server.TrackHTTP).
+// handler (package sessions: Server.StreamableHTTP) whose event store is
+// store. It keeps the sessions' idle timeout, timeout (zero: none), since
+// it serves requests the go-sdk does not see. In front of it, Hangar's
+// HTTP layer tracks the requests that carry calls (Options.Requests).
 func (p *Path) HTTP(next http.Handler, store mcp.EventStore, timeout time.Duration) http.Handler {
 	return &httpFast{p: p, next: next, store: store, timeout: timeout, sessions: map[string]*httpSession{}}
 }
@@ -256,7 +256,7 @@ func (hs *httpSession) endRequest(timeout time.Duration) {
 // the ids of the calls it carries. hs is nil if the session is not (or not
 // yet) known: its POSTs go to the go-sdk.
 func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession) {
-	hr := h.p.sdk.HTTPRequest(r.Header)
+	hr := h.p.requests.Of(r.Header)
 	body, err := readBody(r)
 	if err != nil || len(body) > maxBody {
 		h.next.ServeHTTP(w, r) // r.Body replays what was read: the go-sdk refuses it
@@ -276,7 +276,7 @@ func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession)
 		return
 	}
 	if m.kind == msgCall || m.kind == msgRequest {
-		hr.Record([]sessions.CallRef{{Method: m.method, Key: m.key, ID: wire.IDString(m.id)}})
+		hr.Record([]httpcalls.CallRef{{Method: m.method, Key: m.key, ID: wire.IDString(m.id)}})
 	}
 	version, plain := plainPOST(r)
 	if hs == nil || !plain {
@@ -338,7 +338,7 @@ func (h *httpFast) screen(w http.ResponseWriter, b []byte, hs *httpSession, m *m
 	if b[0] == '[' {
 		var v string
 		if hs != nil {
-			v = sessions.Version(hs.ss.Load())
+			v = wire.SessionVersion(hs.ss.Load())
 		}
 		_, ref = screenBatch(b, v)
 		if ref != nil && ref.err.Code == CodeParseError {
@@ -347,7 +347,7 @@ func (h *httpFast) screen(w http.ResponseWriter, b []byte, hs *httpSession, m *m
 	} else if m.kind == msgOther && json.Valid(b) {
 		// parseMessage reads only ids the go-sdk keeps; others are
 		// checked here, in requests.
-		if id := rawID(b); echoable(id) != nil && id[0] != '"' && !exactID(id) {
+		if id := wire.RawID(b); wire.Echoable(id) != nil && id[0] != '"' && !wire.ExactID(id) {
 			if msg, err := jsonrpc.DecodeMessage(b); err == nil {
 				if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 					ref = screenID(id)
@@ -369,7 +369,7 @@ func (h *httpFast) screen(w http.ResponseWriter, b []byte, hs *httpSession, m *m
 // the go-sdk's default.
 func plainPOST(r *http.Request) (string, bool) {
 	version := r.Header.Get("Mcp-Protocol-Version")
-	if version != "" && !sessions.Speaks(version) {
+	if version != "" && !wire.InSessions(version) {
 		return "", false
 	}
 	if version == "" {
@@ -433,15 +433,15 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // batchRefs lists the calls of a batch.
-func batchRefs(b []byte) []sessions.CallRef {
+func batchRefs(b []byte) []httpcalls.CallRef {
 	var msgs []json.RawMessage
 	if json.Unmarshal(b, &msgs) != nil {
 		return nil
 	}
-	var refs []sessions.CallRef
+	var refs []httpcalls.CallRef
 	for _, raw := range msgs {
 		if m := parseMessage(bytes.Trim(raw, " \t\r\n")); m.kind == msgCall || m.kind == msgRequest {
-			refs = append(refs, sessions.CallRef{Method: m.method, Key: m.key, ID: wire.IDString(m.id)})
+			refs = append(refs, httpcalls.CallRef{Method: m.method, Key: m.key, ID: wire.IDString(m.id)})
 		}
 	}
 	return refs
@@ -456,7 +456,7 @@ func writeRPCErrorID(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrp
 }
 
 // serve runs a call the fast path took and answers it on an event stream.
-func (h *httpFast) serve(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, header http.Header, hs *httpSession, ss *mcp.ServerSession, m *message, hr *sessions.HTTPRequest, version string) {
+func (h *httpFast) serve(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, header http.Header, hs *httpSession, ss *mcp.ServerSession, m *message, hr *httpcalls.Request, version string) {
 	defer hs.running.Done()
 	st := &eventStream{hs: hs, w: w, rc: http.NewResponseController(w), store: h.store, id: crand.Text(), last: -1}
 	if st.store != nil {

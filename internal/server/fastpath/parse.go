@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -12,10 +11,10 @@ import (
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
-// The fast path reads messages with a parser of its own, which is strict:
-// it recognizes the common shapes of the few messages the fast path acts
-// on, and calls everything else msgOther, for the go-sdk to read as it
-// would have. Whenever parseMessage does recognize a message, the go-sdk
+// The fast path reads messages with the edges' reader (wire.ReadMessage
+// and wire.ReadParams), which is strict: it recognizes the common shapes
+// of the few messages the fast path acts on, and parseMessage calls
+// everything else msgOther, for the go-sdk to read as it would have. Whenever parseMessage does recognize a message, the go-sdk
 // would have read the same id, method and params from it (FuzzParseMessage
 // checks this against the SDK's own decoder).
 
@@ -43,74 +42,35 @@ type message struct {
 }
 
 // parseMessage reads one JSON-RPC message, b, which must be exactly one
-// JSON object (no white space around it).
+// JSON object (no white space around it), with the edges' reader
+// (wire.ReadMessage).
 func parseMessage(b []byte) message {
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !rawjson.Valid(b) || !utf8.Valid(b) {
+	w, ok := wire.ReadMessage(b)
+	if !ok {
 		return message{}
 	}
-	var (
-		m                    message
-		version, params      []byte
-		hasID, hasMethod     bool
-		hasResult, hasParams bool
-		hasError             bool
-		seen                 rawjson.Keys
-	)
-	ok := rawjson.Object(b, func(key, v []byte) bool {
-		if !seen.Add(key) {
-			return false // a duplicate key
-		}
-		switch string(key) {
-		case "jsonrpc":
-			version = v
-		case "id":
-			hasID = true
-			var ok bool
-			if m.id, ok = wire.ParseID(v); !ok {
-				return false
-			}
-		case "method":
-			hasMethod = true
-			s, ok := rawjson.String(v)
-			if !ok {
-				return false
-			}
-			m.method = s
-		case "params":
-			hasParams = true
-			params = v
-		case "result":
-			hasResult = true
-		case "error":
-			hasResult, hasError = true, true
-		default:
-			return false // a key the fast path does not expect
-		}
-		return true
-	})
-	if !ok || string(version) != `"2.0"` {
-		return message{}
-	}
+	m := message{id: w.ID, method: w.Method}
+	hasResult := w.HasResult || w.HasError
 	switch {
-	case hasMethod && !hasResult && m.id.IsValid():
+	case w.HasMethod && !hasResult && m.id.IsValid():
 		m.kind = msgRequest
-		if hasParams && params[0] == '{' {
-			m.readParams(params)
+		if w.Params != nil && w.Params[0] == '{' {
+			m.readParams(w.Params)
 		}
-	case hasMethod && !hasResult && !hasID:
+	case w.HasMethod && !hasResult && !w.HasID:
 		m.kind = msgNotification
 		switch {
-		case m.method == "notifications/cancelled" && hasParams:
-			if id, ok := cancelledID(params); ok {
+		case m.method == "notifications/cancelled" && w.Params != nil:
+			if id, ok := cancelledID(w.Params); ok {
 				m.kind, m.id = msgCancel, id
 			}
-		case !hasParams:
+		case w.Params == nil:
 			m.bare = true
-		case params[0] == '{':
-			m.meta, m.bare = metaOnly(params)
+		case w.Params[0] == '{':
+			m.meta, m.bare = metaOnly(w.Params)
 		}
-	case !hasMethod && !hasParams && hasResult && m.id.IsValid():
-		if hasError {
+	case !w.HasMethod && w.Params == nil && hasResult && m.id.IsValid():
+		if w.HasError {
 			// The error must be one the go-sdk reads (rare: the client
 			// failed a server request).
 			if _, err := jsonrpc.DecodeMessage(b); err != nil {
@@ -122,32 +82,30 @@ func parseMessage(b []byte) message {
 	return m
 }
 
-// readParams reads a request's params, and makes it a msgCall if it is a
-// tools/call or resources/read the fast path can take.
+// readParams reads a request's params (wire.ReadParams), and makes it a
+// msgCall if it is a tools/call or resources/read the fast path can take:
+// its name or URI, and if given its arguments (an object) and a plain
+// _meta, each given once, and nothing else.
 func (m *message) readParams(params []byte) {
-	callable := m.method == "tools/call" || m.method == "resources/read"
-	keyName := "name"
-	if m.method == "resources/read" {
-		keyName = "uri"
-	}
-	ok := rawjson.Object(params, func(key, v []byte) bool {
-		switch {
-		case string(key) == keyName && m.key == "":
-			if s, ok := rawjson.String(v); ok {
-				m.key = s
-				return true
-			}
-		case string(key) == "arguments" && m.method == "tools/call" && m.args == nil && v[0] == '{':
-			m.args = v
-			return true
-		case string(key) == "_meta" && m.meta == nil && v[0] == '{' && plainMeta(v):
-			m.meta = v
-			return true
+	p, _ := wire.ReadParams(m.method, params)
+	m.key = p.Key
+	callable := (m.method == "tools/call" || m.method == "resources/read") &&
+		!p.Dup && !p.Other && !p.BadKey && p.State == nil && p.Answers == nil
+	if p.Args != nil {
+		if m.method == "tools/call" && p.Args[0] == '{' {
+			m.args = p.Args
+		} else {
+			callable = false
 		}
-		callable = false // a key the fast path does not take
-		return true
-	})
-	if ok && callable && m.key != "" {
+	}
+	if p.Meta != nil {
+		if p.Meta[0] == '{' && plainMeta(p.Meta) {
+			m.meta = p.Meta
+		} else {
+			callable = false
+		}
+	}
+	if callable && m.key != "" {
 		m.kind = msgCall
 	}
 }

@@ -160,7 +160,7 @@ func TestParseMessage(t *testing.T) {
 		{parseSeeds[3], msgCall, "x"},
 		{parseSeeds[4], msgOther, ""},    // a fractional id
 		{parseSeeds[5], msgRequest, "x"}, // a key of another case
-		{parseSeeds[6], msgRequest, "x"}, // a duplicate key in params
+		{parseSeeds[6], msgRequest, "y"}, // a duplicate key in params: the last, as the go-sdk reads it (the HTTP request records it for its id)
 		{parseSeeds[7], msgOther, ""},    // a duplicate id
 		{parseSeeds[8], msgRequest, "x"}, // arguments: null
 		{parseSeeds[9], msgRequest, ""},  // an escape in the name

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -49,18 +48,7 @@ type refusal struct {
 }
 
 // encode encodes the refusal's error response, with its id as it came.
-func (r *refusal) encode() []byte {
-	id := r.id
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *jsonrpc.Error  `json:"error"`
-	}{"2.0", id, r.err})
-	return b
-}
+func (r *refusal) encode() []byte { return wire.EncodeRawError(r.id, r.err) }
 
 func refuse(id json.RawMessage, code int64, format string, args ...any) *refusal {
 	return &refusal{id: id, err: &jsonrpc.Error{Code: code, Message: fmt.Sprintf(format, args...)}}
@@ -85,10 +73,10 @@ func screenMessage(b []byte) *refusal {
 	if b[0] != '{' {
 		return refuse(nil, CodeInvalidRequest, "Invalid Request: a JSON-RPC message is an object")
 	}
-	id := rawID(b)
+	id := wire.RawID(b)
 	msg, err := jsonrpc.DecodeMessage(b)
 	if err != nil {
-		return refuse(echoable(id), CodeInvalidRequest, "Invalid Request: %v", err)
+		return refuse(wire.Echoable(id), CodeInvalidRequest, "Invalid Request: %v", err)
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		return screenID(id)
@@ -97,109 +85,12 @@ func screenMessage(b []byte) *refusal {
 }
 
 // screenID refuses a request id that the go-sdk would not answer as it
-// came: a number that is not an integer of at most 2^53 in magnitude.
-// MCP's RequestId is a string or an integer; JSON numbers beyond 2^53 do
-// not round-trip through most JSON implementations (RFC 7493, 2.2).
+// came (wire.BadID).
 func screenID(id json.RawMessage) *refusal {
-	if len(id) == 0 || id[0] == '"' || id[0] == 'n' || exactID(id) {
-		return nil
-	}
-	return refuse(id, CodeInvalidRequest, "Invalid Request: id %s cannot be answered as it came: use a string or an integer between -2^53 and 2^53", id)
-}
-
-// RefuseID returns the answer that refuses the JSON-RPC request b, a
-// valid JSON object, if its id is one the go-sdk would not answer as it
-// came (screenID); else nil. The edge of MCP 2026-07-28 checks the
-// requests it reads as the go-sdk does (not on the fast path's quick
-// reading) with it.
-func RefuseID(b []byte) []byte {
-	if ref := screenID(rawID(b)); ref != nil {
-		return ref.encode()
+	if e := wire.BadID(id); e != nil {
+		return &refusal{id: id, err: e}
 	}
 	return nil
-}
-
-// rawID returns the raw value of the "id" member of the valid JSON object
-// b (the last one, if there are several, as the decoders read them), or
-// nil.
-func rawID(b []byte) json.RawMessage {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(b, &members) != nil {
-		return nil
-	}
-	return members["id"]
-}
-
-// echoable returns id if an error answer may carry it (a string or a
-// number), else nil (null).
-func echoable(id json.RawMessage) json.RawMessage {
-	if len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') {
-		return id
-	}
-	return nil
-}
-
-// exactID reports whether the JSON number n is an integer of magnitude at
-// most 2^53, which the go-sdk (through a float64, then an int64) keeps
-// exactly. It reads the digits, never the float: 2^53+1 and 1.5 are not.
-func exactID(n []byte) bool {
-	s := string(n)
-	if s != "" && s[0] == '-' {
-		s = s[1:]
-	}
-	mant, exp := s, 0
-	if i := bytes.IndexAny(n, "eE"); i >= 0 {
-		mant = string(n[:i])
-		if mant != "" && mant[0] == '-' {
-			mant = mant[1:]
-		}
-		e := string(n[i+1:])
-		if len(e) > 6 {
-			return allZero(mant) // a huge exponent: only zero is small
-		}
-		var err error
-		if exp, err = strconv.Atoi(e); err != nil {
-			return false
-		}
-	}
-	intPart, frac, _ := bytesCut(mant, '.')
-	digits := intPart + frac
-	exp -= len(frac)
-	// Strip leading zeros, then trailing zeros into the exponent.
-	for len(digits) > 0 && digits[0] == '0' {
-		digits = digits[1:]
-	}
-	for len(digits) > 0 && digits[len(digits)-1] == '0' {
-		digits = digits[:len(digits)-1]
-		exp++
-	}
-	if digits == "" {
-		return true // zero
-	}
-	if exp < 0 || len(digits)+exp > 16 {
-		return false // a fraction, or more than 2^53 has digits
-	}
-	for range exp {
-		digits += "0"
-	}
-	v, err := strconv.ParseUint(digits, 10, 64)
-	return err == nil && v <= 1<<53
-}
-
-func allZero(s string) bool {
-	for _, c := range s {
-		if c != '0' && c != '.' {
-			return false
-		}
-	}
-	return true
-}
-
-func bytesCut(s string, sep byte) (before, after string, found bool) {
-	if i := bytes.IndexByte([]byte(s), sep); i >= 0 {
-		return s[:i], s[i+1:], true
-	}
-	return s, "", false
 }
 
 // tooDeep reports whether the JSON text b nests objects and arrays more

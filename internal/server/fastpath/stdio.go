@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
-	"github.com/hangar-mcp/hangar/internal/server/sessions"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -266,7 +265,7 @@ func (r *lineReader) route(line []byte, fast bool) {
 // and requests is refused, and the rest as screenBatch says.
 func (r *lineReader) routeBatch(body []byte) {
 	st := r.st
-	bt, ref := screenBatch(body, sessions.Version(st.fs.ss.Load()))
+	bt, ref := screenBatch(body, wire.SessionVersion(st.fs.ss.Load()))
 	if ref != nil {
 		r.answer(ref)
 		return

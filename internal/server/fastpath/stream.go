@@ -13,8 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/hangar-mcp/hangar/internal/server/sessions"
 )
 
 // A call the fast path serves over Streamable HTTP is answered on an event
@@ -139,13 +137,13 @@ func (st *eventStream) event(name string, data []byte, flush bool) error {
 // Send is sending middleware: what a call the fast path serves over HTTP
 // sends the client goes on the call's event stream, where the go-sdk would
 // put it for its own calls. It must be the go-sdk server's innermost
-// (sessions.Options.Send): the go-sdk's session and Hangar's middleware
+// (package sessions: Options.Send): the go-sdk's session and Hangar's middleware
 // have already made their checks (capabilities, log level, the version
 // adaptations) and will make those on the result.
 func Send(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		st, _ := ctx.Value(streamKey{}).(*eventStream)
-		if st == nil || st.hs.ss.Load() != sessions.ServerSession(req) {
+		if ss, _ := req.GetSession().(*mcp.ServerSession); st == nil || st.hs.ss.Load() != ss {
 			return next(ctx, method, req)
 		}
 		var params any

@@ -16,7 +16,13 @@
 // id?") are kept here, keyed by the go-sdk's session; the core knows no
 // session.
 //
-// It may import the core (through Core, and for its types), Hangar's
-// plugin and auth packages, the go-sdk and OpenTelemetry; never package
-// server or the fast path, which sits in front of it.
+// Another edge may serve its own protocol versions on the same go-sdk
+// server (the edge of MCP 2026-07-28): what it adds is given to New as
+// Hooks (hooks.go) by the composition root, package server, and this
+// package knows nothing else of it.
+//
+// It may import the core (through Core, and for its types), the packages
+// the edges share (wire, httpcalls), Hangar's plugin and auth packages,
+// the go-sdk and OpenTelemetry; never package server nor another edge
+// (TestLayout in package server).
 package sessions

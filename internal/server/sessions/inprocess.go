@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // ConnectClient connects client to the server in this process, over the
@@ -18,7 +20,7 @@ func (s *Server) ConnectClient(ctx context.Context, client *mcp.Client) (*mcp.Cl
 	if err != nil {
 		return nil, nil, err
 	}
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: lastSessionProtocol})
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: wire.Version20251125})
 	if err != nil {
 		ss.Close()
 		return nil, nil, err

@@ -12,6 +12,8 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/auth"
 	"github.com/hangar-mcp/hangar/internal/plugin"
+
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // observeRequests is receiving middleware: it gives each MCP request a
@@ -44,7 +46,7 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		extra := req.GetExtra()
 		var session string
-		ss := ServerSession(req)
+		ss := serverSession(req)
 		if ss != nil {
 			session = ss.ID()
 		}
@@ -53,7 +55,7 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 			// A 2026-07-28 request has a session of its own, which is
 			// told of no change (the edge of that version serves
 			// subscriptions/listen).
-			if extra.TokenInfo != nil && !VersionInMeta(req) {
+			if extra.TokenInfo != nil && !wire.VersionInMeta(req) {
 				s.noteGrant(ss, auth.GrantOf(extra.TokenInfo))
 			}
 		}
@@ -119,7 +121,7 @@ func (s *Server) hideListChanges(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok {
 			return next(ctx, method, req)
 		}
-		ss := ServerSession(req)
+		ss := serverSession(req)
 		val, ok := s.grants.Load(ss)
 		if ss == nil || !ok {
 			return next(ctx, method, req)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -16,6 +17,8 @@ import (
 	"github.com/hangar-mcp/hangar/internal/auth"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // Core is what the go-sdk's sessions need of the dispatch core: the
@@ -51,9 +54,13 @@ type Options struct {
 	// client passes through it after Hangar's adaptations (the fast path
 	// puts on its own streams what its calls send).
 	Send mcp.Middleware
-	// Stateless, if set, makes the server speak MCP 2026-07-28 too, per
-	// request (see modern.go).
-	Stateless *StatelessHooks
+	// Requests keeps the HTTP requests in progress that carry calls: the
+	// handlers of the calls they carry find their ids and scopes there.
+	// Nil means a Tracker of the Server's own.
+	Requests *httpcalls.Tracker
+	// Hooks, if set, are what another edge adds to the go-sdk server
+	// (hooks.go): the server then speaks that edge's versions too.
+	Hooks *Hooks
 }
 
 // Server serves the core to the go-sdk's sessions. It is a core.Listener:
@@ -69,8 +76,9 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*State
 
-	requests httpRequests  // HTTP requests in progress (requests.go)
-	subs     subscriptions // (subscriptions.go)
+	requests *httpcalls.Tracker                                              // HTTP requests in progress
+	adopt    func(ctx context.Context, rq core.Request) (core.Request, bool) // Hooks.Request; nil: none
+	subs     subscriptions                                                   // (subscriptions.go)
 }
 
 // New returns the go-sdk server of c's sessions. Register it with c
@@ -87,14 +95,17 @@ func New(c Core, opts *Options) *Server {
 		core:     c,
 		log:      o.Logger,
 		sessions: map[*mcp.ServerSession]*State{},
-		requests: httpRequests{byToken: map[string]*HTTPRequest{}},
+		requests: o.Requests,
 		subs:     subscriptions{bySession: map[*mcp.ServerSession]map[string]bool{}},
 	}
-	versions := ProtocolVersions()
+	if s.requests == nil {
+		s.requests = httpcalls.NewTracker()
+	}
+	versions := wire.SessionVersions()
 	var setCacheable func(context.Context, mcp.Request, *mcp.Cacheable)
-	if o.Stateless != nil {
-		versions = append([]string{core.Version20260728}, versions...)
-		setCacheable = o.Stateless.SetCacheable
+	if h := o.Hooks; h != nil {
+		versions = append(slices.Clone(h.Versions), versions...)
+		setCacheable, s.adopt = h.SetCacheable, h.Request
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
 		GetSessionID:              o.SessionID,
@@ -111,8 +122,8 @@ func New(c Core, opts *Options) *Server {
 	// keepUnsubscribe is the innermost: it keeps the go-sdk's own handler,
 	// with no edge's checks in front of it.
 	s.mcp.AddReceivingMiddleware(s.keepUnsubscribe)
-	if o.Stateless != nil && o.Stateless.Middleware != nil {
-		s.mcp.AddReceivingMiddleware(o.Stateless.Middleware)
+	if o.Hooks != nil && o.Hooks.Middleware != nil {
+		s.mcp.AddReceivingMiddleware(o.Hooks.Middleware)
 	}
 	s.mcp.AddReceivingMiddleware(codedErrors) // the others see the codes
 	s.mcp.AddReceivingMiddleware(adaptResults)
@@ -122,7 +133,7 @@ func New(c Core, opts *Options) *Server {
 		s.mcp.AddSendingMiddleware(adaptRequests)
 	}
 	s.mcp.AddReceivingMiddleware(s.observeRequests) // observe.go
-	s.mcp.AddReceivingMiddleware(dropUndefined)     // outermost: modern.go
+	s.mcp.AddReceivingMiddleware(dropUndefined)     // outermost: hooks.go
 	s.mcp.AddSendingMiddleware(s.hideListChanges)
 	return s
 }
@@ -153,7 +164,7 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 // resumable streams kept in store. Hangar's HTTP layer is in front of it:
 // it checks Host on every address (not only on loopback), keeps the
 // sessions' idle timeout, tracks the HTTP requests that carry calls
-// (TrackHTTP) and clears the headers only Hangar may set
+// (Options.Requests) and clears the headers only Hangar may set
 // (ClearInternalHeaders).
 func (s *Server) StreamableHTTP(store mcp.EventStore) http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
@@ -169,7 +180,7 @@ func (s *Server) StreamableHTTP(store mcp.EventStore) http.Handler {
 // stateless mode, which serves the requests of MCP 2026-07-28, each in a
 // session of its own that ends with it. The edge of that version (package
 // stateless) is in front of it: it checks each request's _meta and
-// headers first, and tracks the HTTP request (TrackHTTP).
+// headers first, and the HTTP request is tracked (Options.Requests).
 func (s *Server) StatelessHTTP() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -131,13 +132,15 @@ func (st *State) Notification(meta mcp.Meta, principal *sdkauth.TokenInfo) core.
 // sdkRequest describes a request the go-sdk delivered to a handler. The
 // JSON-RPC id comes from the transport: Hangar's connections put it in the
 // request's Extra (idHeader), and over Streamable HTTP the HTTP request
-// that carried the call recorded it (requestHeader). A call the
-// 2026-07-28 edge detached (WithDetached) reaches its client through the
-// edge, and neither the session nor the HTTP request ends it.
+// that carried the call recorded it (package httpcalls). A call that
+// another edge serves through the handler (Hooks.Request) is described as
+// that edge says.
 func (s *Server) sdkRequest(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta, method, key string) core.Request {
 	id, carrier := s.sdkID(extra, method, key)
-	if d := detachedFrom(ctx); d != nil {
-		return core.Request{Principal: tokenOf(extra), ID: id, Meta: meta, Version: core.Version20260728, Capabilities: d.Capabilities, Client: d.Client}
+	if s.adopt != nil {
+		if rq, ok := s.adopt(ctx, core.Request{Principal: tokenOf(extra), ID: id, Meta: meta}); ok {
+			return rq
+		}
 	}
 	if ss == nil {
 		return core.Request{Principal: tokenOf(extra), ID: id, Meta: meta, Carrier: carrier}
@@ -151,9 +154,9 @@ func (s *Server) sdkID(extra *mcp.RequestExtra, method, key string) (string, *co
 	if extra == nil || extra.Header == nil {
 		return "", nil
 	}
-	if tok := extra.Header.Get(requestHeader); tok != "" {
-		if hr := s.requests.get(tok); hr != nil {
-			return hr.idFor(method, key), hr.Scope
+	if hr, carried := s.requests.Lookup(extra.Header); carried {
+		if hr != nil {
+			return hr.IDFor(method, key), hr.Scope
 		}
 		return "", nil
 	}
@@ -173,6 +176,14 @@ func tokenOf(extra *mcp.RequestExtra) *sdkauth.TokenInfo {
 // by one of Hangar's connections (idConn). Clients cannot set it: over HTTP,
 // where Extra holds the request's headers, the HTTP handler removes it.
 const idHeader = "Hangar-Internal-Id"
+
+// ClearInternalHeaders removes from a client's HTTP request the headers by
+// which Hangar passes what it knows of a request to the go-sdk's handlers
+// (idHeader, and httpcalls' header): only Hangar may set them.
+func ClearInternalHeaders(h http.Header) {
+	httpcalls.ClearHeader(h)
+	h.Del(idHeader)
+}
 
 // idConn passes the JSON-RPC id of each request read from a connection to
 // the handlers, in the request's Extra.
@@ -199,7 +210,7 @@ type sessionHost struct {
 func newSessionHost(ss *mcp.ServerSession, notes *notifier) *sessionHost {
 	h := &sessionHost{ss: ss, notes: notes}
 	if p := ss.InitializeParams(); p != nil {
-		h.version, h.caps = versionOf(p), p.Capabilities
+		h.version, h.caps = wire.InitializedVersion(p), p.Capabilities
 	}
 	return h
 }

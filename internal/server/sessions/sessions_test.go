@@ -18,6 +18,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/internal/servertest"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
 	"github.com/hangar-mcp/hangar/internal/testutil"
@@ -61,8 +62,14 @@ func (r *recordingCore) call(name string) core.Request {
 // newEdge returns the core serving mounts and its sessions edge.
 func newEdge(t *testing.T, mounts ...core.Mount) (*recordingCore, *sessions.Server) {
 	t.Helper()
+	return newEdgeTracking(t, nil, mounts...)
+}
+
+// newEdgeTracking is newEdge, with the HTTP requests tracked by tr.
+func newEdgeTracking(t *testing.T, tr *httpcalls.Tracker, mounts ...core.Mount) (*recordingCore, *sessions.Server) {
+	t.Helper()
 	c := &recordingCore{Core: core.New(&core.Options{Logger: servertest.Logger()}), calls: map[string]core.Request{}}
-	sdk := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Version: "test"})
+	sdk := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Version: "test", Requests: tr})
 	c.Listen(sdk)
 	if err := c.Reload(context.Background(), mounts); err != nil {
 		t.Fatal(err)
@@ -187,7 +194,7 @@ func TestSessionsMirrorTheCore(t *testing.T) {
 // to a session (package server): clear the internal headers, track the
 // request, and note the ids of the calls it carries (here, of a single
 // message).
-func trackHTTP(sdk *sessions.Server, next http.Handler) http.Handler {
+func trackHTTP(tr *httpcalls.Tracker, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sessions.ClearInternalHeaders(r.Header)
 		id := r.Header.Get("Mcp-Session-Id")
@@ -195,7 +202,7 @@ func trackHTTP(sdk *sessions.Server, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		hr, done := sdk.TrackHTTP(r, id)
+		hr, done := tr.Track(r, id)
 		defer done()
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -207,7 +214,7 @@ func trackHTTP(sdk *sessions.Server, next http.Handler) http.Handler {
 			} `json:"params"`
 		}
 		if json.Unmarshal(body, &msg) == nil && msg.ID != nil {
-			hr.Record([]sessions.CallRef{{Method: msg.Method, Key: msg.Params.Name, ID: string(msg.ID)}})
+			hr.Record([]httpcalls.CallRef{{Method: msg.Method, Key: msg.Params.Name, ID: string(msg.ID)}})
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -218,9 +225,10 @@ func trackHTTP(sdk *sessions.Server, next http.Handler) http.Handler {
 // the session cancels its calls.
 func TestSessionsOverHTTP(t *testing.T) {
 	ctx := context.Background()
-	c, sdk := newEdge(t, core.Mount{Plugin: load(t, "v1full", "./internal/testplugins/v1full", config.Limits{CallTimeout: time.Minute})})
+	tr := httpcalls.NewTracker()
+	c, sdk := newEdgeTracking(t, tr, core.Mount{Plugin: load(t, "v1full", "./internal/testplugins/v1full", config.Limits{CallTimeout: time.Minute})})
 	store := mcp.NewMemoryEventStore(nil)
-	ts := httptest.NewServer(trackHTTP(sdk, sdk.StreamableHTTP(store)))
+	ts := httptest.NewServer(trackHTTP(tr, sdk.StreamableHTTP(store)))
 	defer ts.Close()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // The go-sdk keeps each session's resource subscriptions in a map by URI,
@@ -16,12 +17,9 @@ import (
 // never the URI itself: every URI ever subscribed stayed in the map, and
 // each session's end walked them all under the server's lock. Hangar
 // counts each session's subscriptions, refuses those past
-// MaxSubscriptions, and when the session ends unsubscribes it from each,
+// wire.MaxSubscriptions, and when the session ends unsubscribes it from each,
 // through the go-sdk's own resources/unsubscribe handler, which drops a
 // URI nobody is subscribed to.
-
-// MaxSubscriptions bounds the resources one session may be subscribed to.
-const MaxSubscriptions = 1000
 
 // subscriptions are the resources each session is subscribed to.
 type subscriptions struct {
@@ -44,7 +42,7 @@ func (s *Server) keepUnsubscribe(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // subscribe accepts subscriptions to URIs that some plugin the caller may
-// use serves, up to MaxSubscriptions for a session. The go-sdk keeps
+// use serves, up to wire.MaxSubscriptions for a session. The go-sdk keeps
 // them; plugins report updates with notify_resource_updated.
 func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	if err := s.core.Subscribe(core.Request{Principal: tokenOf(req.Extra)}, req.Params.URI); err != nil {
@@ -61,8 +59,8 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 	if set[req.Params.URI] {
 		return nil
 	}
-	if len(set) >= MaxSubscriptions {
-		return &jsonrpc.Error{Code: core.CodeServerStopping, Message: fmt.Sprintf("too many subscriptions: a session may be subscribed to at most %d resources; unsubscribe from some first", MaxSubscriptions)}
+	if len(set) >= wire.MaxSubscriptions {
+		return &jsonrpc.Error{Code: core.CodeServerStopping, Message: fmt.Sprintf("too many subscriptions: a session may be subscribed to at most %d resources; unsubscribe from some first", wire.MaxSubscriptions)}
 	}
 	if set == nil {
 		set = map[string]bool{}

@@ -12,6 +12,8 @@ import (
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/internal/servertest"
+
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // sdkSubscriptions is how many URIs the go-sdk server keeps subscriptions
@@ -28,7 +30,7 @@ func sdkSubscriptions(t *testing.T, s *Server) int {
 
 // TestSubscriptionsEndWithTheirSession: rounds of sessions subscribe to
 // many resources and end; the go-sdk keeps none of their URIs, and a
-// session holds at most MaxSubscriptions (issue 15.4). Before, every URI
+// session holds at most wire.MaxSubscriptions (issue 15.4). Before, every URI
 // stayed a key of the go-sdk's map.
 func TestSubscriptionsEndWithTheirSession(t *testing.T) {
 	ctx := context.Background()
@@ -70,7 +72,7 @@ func TestSubscriptionsEndWithTheirSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer end()
-	for j := range MaxSubscriptions {
+	for j := range wire.MaxSubscriptions {
 		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: fmt.Sprintf("test://template/%d/data", j)}); err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +83,7 @@ func TestSubscriptionsEndWithTheirSession(t *testing.T) {
 	}
 	err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://template/one-more/data"})
 	if err == nil || !strings.Contains(err.Error(), "too many subscriptions") {
-		t.Errorf("subscription %d: %v, want too many subscriptions", MaxSubscriptions+1, err)
+		t.Errorf("subscription %d: %v, want too many subscriptions", wire.MaxSubscriptions+1, err)
 	}
 	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://template/0/data"}); err != nil {
 		t.Fatal(err)

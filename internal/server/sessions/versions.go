@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // Each session is sent nothing its protocol version does not define (see
@@ -22,54 +23,8 @@ const (
 	version20251125 = core.Version20251125
 )
 
-// ProtocolVersions are the protocol versions the sessions speak: those
-// with sessions, up to 2025-11-25. From 2026-07-28 on there are no
-// sessions: the go-sdk server speaks that version too when given StatelessHooks
-// (modern.go), request by request, and initialize still answers
-// 2025-11-25 to a client that asks for it.
-func ProtocolVersions() []string {
-	var vs []string
-	for _, v := range mcp.SupportedProtocolVersions() {
-		if v <= lastSessionProtocol {
-			vs = append(vs, v)
-		}
-	}
-	return vs
-}
-
-const lastSessionProtocol = "2025-11-25"
-
-// protocolVersions is ProtocolVersions, once.
-var protocolVersions = ProtocolVersions()
-
-// Speaks reports whether the sessions speak protocol version v.
-func Speaks(v string) bool { return slices.Contains(protocolVersions, v) }
-
-// Version is the protocol version ss negotiated, or "" before initialize
-// (or if ss is nil). The go-sdk answers initialize with the version the
-// client asked for if the server speaks it, and with the latest it speaks
-// otherwise; the sessions speak ProtocolVersions.
-func Version(ss *mcp.ServerSession) string {
-	if ss == nil {
-		return ""
-	}
-	return versionOf(ss.InitializeParams())
-}
-
-// versionOf is the protocol version of a session initialized with p, or ""
-// if p is nil.
-func versionOf(p *mcp.InitializeParams) string {
-	if p == nil {
-		return ""
-	}
-	if Speaks(p.ProtocolVersion) {
-		return p.ProtocolVersion
-	}
-	return lastSessionProtocol
-}
-
-// ServerSession is the server session a request belongs to, or nil.
-func ServerSession(req mcp.Request) *mcp.ServerSession {
+// serverSession is the server session a request belongs to, or nil.
+func serverSession(req mcp.Request) *mcp.ServerSession {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	return ss
 }
@@ -95,8 +50,8 @@ func adaptResults(next mcp.MethodHandler) mcp.MethodHandler {
 // lacks.
 func adaptRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ss := ServerSession(req)
-		v := Version(ss)
+		ss := serverSession(req)
+		v := wire.SessionVersion(ss)
 		if v == "" || v >= version20251125 {
 			return next(ctx, method, req)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 type lockedBuffer struct {
@@ -34,7 +36,7 @@ func TestProgressMessageByVersion(t *testing.T) {
 	for _, v := range []string{version20241105, version20250326, version20251125} {
 		t.Run(v, func(t *testing.T) {
 			ctx := context.Background()
-			srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: ProtocolVersions()})
+			srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: wire.SessionVersions()})
 			srv.AddSendingMiddleware(adaptRequests)
 			st, ct := mcp.NewInMemoryTransports()
 			ss, err := srv.Connect(ctx, st, nil)
@@ -80,11 +82,11 @@ func TestProgressMessageByVersion(t *testing.T) {
 // speak gets the latest it does.
 func TestSessionVersion(t *testing.T) {
 	ctx := context.Background()
-	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: ProtocolVersions()})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: wire.SessionVersions()})
 	for _, tc := range []struct{ asked, want string }{
 		{version20241105, version20241105},
 		{version20250618, version20250618},
-		{"2026-07-28", lastSessionProtocol},
+		{"2026-07-28", wire.Version20251125},
 	} {
 		st, ct := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(ctx, st, nil)
@@ -95,7 +97,7 @@ func TestSessionVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Version(ss); got != tc.want || got != cs.InitializeResult().ProtocolVersion {
+		if got := wire.SessionVersion(ss); got != tc.want || got != cs.InitializeResult().ProtocolVersion {
 			t.Errorf("asked %s: Version %s, negotiated %s, want %s", tc.asked, got, cs.InitializeResult().ProtocolVersion, tc.want)
 		}
 		cs.Close()
@@ -109,7 +111,7 @@ func TestSamplingAudioByVersion(t *testing.T) {
 	for _, v := range []string{version20241105, version20250326} {
 		t.Run(v, func(t *testing.T) {
 			ctx := context.Background()
-			srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: ProtocolVersions()})
+			srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: wire.SessionVersions()})
 			srv.AddSendingMiddleware(adaptRequests)
 			st, ct := mcp.NewInMemoryTransports()
 			ss, err := srv.Connect(ctx, st, nil)

@@ -28,7 +28,7 @@
 // (its stateless Streamable HTTP handler, or the stdio session), answers
 // server/discover, the lists and completion, and puts resultType and
 // serverInfo on every result; the middleware of this package (the go-sdk
-// server's innermost, in sessions.StatelessHooks) runs the go-sdk's
+// server's innermost, in Hooks) runs the go-sdk's
 // handlers of the three methods above as the Manager's calls and answers
 // errors as 2026-07-28 defines them. The fast path (serveQuick, over
 // either transport) serves a tools/call or resources/read of a tool or
@@ -46,7 +46,10 @@
 // It sets the cache hints of 2026-07-28 results (ttlMs, cacheScope) from
 // what Hangar knows; older versions are sent none (package sessions).
 //
-// It may import the core, the sessions edge and the fast path (whose
-// StatelessLines it implements), rawjson and wire, packages mrtr, plugin
-// and auth, and the go-sdk; never package server.
+// It may import the core, the packages the edges share (wire, httpcalls),
+// rawjson, packages mrtr, plugin and auth, and the go-sdk; never package
+// server nor another edge (TestLayout in package server). The go-sdk
+// server its requests are left to is made by the sessions edge with the
+// Hooks this edge gives (NewHooks), and the fast path shows it each stdio
+// line (Line); package server wires both.
 package stateless

@@ -21,7 +21,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
-	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -54,6 +54,10 @@ type Options struct {
 	// DisableFastPath leaves every request to the go-sdk: the edge still
 	// checks each one, routes retries and serves parked calls.
 	DisableFastPath bool
+	// Requests keeps the HTTP requests in progress that carry calls (the
+	// HTTP layer in front of the edge tracks them): the go-sdk's handlers
+	// find the ids of their calls there, and the fast path their scopes.
+	Requests *httpcalls.Tracker
 }
 
 // Edge is the edge of MCP 2026-07-28: it checks each request of that
@@ -64,11 +68,11 @@ type Options struct {
 // others' bindings.
 type Edge struct {
 	*calls
-	sdk     *sessions.Server
-	sdkHTTP http.Handler // the go-sdk's stateless Streamable HTTP
-	fwd     *mrtr.Forwarder
-	log     *slog.Logger
-	fastOff bool
+	sdkHTTP  http.Handler       // the go-sdk's stateless Streamable HTTP
+	requests *httpcalls.Tracker // nil: none
+	fwd      *mrtr.Forwarder
+	log      *slog.Logger
+	fastOff  bool
 
 	mu      sync.Mutex
 	headers map[string][]binding // by exposed tool name, for tools with x-mcp-header parameters
@@ -102,33 +106,52 @@ func newCalls(c Core, opts *Options) (*calls, Options, error) {
 	return &calls{core: c, m: o.Manager, info: &mcp.Implementation{Name: "hangar", Version: o.Version}}, o, nil
 }
 
-// Hooks returns what the edge of c, with opts, adds to the go-sdk's
-// server: give them to the sessions (sessions.Options.Stateless) that New
-// then leaves requests to.
-func Hooks(c Core, opts *Options) (*sessions.StatelessHooks, error) {
+// Hooks are what the edge adds to the go-sdk server that serves the
+// requests it leaves to the go-sdk (middleware.go). The composition root
+// (package server) gives them to that server's maker (package sessions:
+// its Options.Hooks).
+type Hooks struct {
+	// Versions are the protocol versions the edge serves: Version.
+	Versions []string
+	// Middleware is to be the go-sdk server's innermost receiving
+	// middleware.
+	Middleware mcp.Middleware
+	// SetCacheable sets the cache hints of 2026-07-28 results
+	// (mcp.ServerOptions.SetCacheable).
+	SetCacheable func(ctx context.Context, req mcp.Request, c *mcp.Cacheable)
+	// Request describes for the core a call that a go-sdk handler serves
+	// for Middleware, given the request as the handler knows it; it
+	// reports false for any other call.
+	Request func(ctx context.Context, rq core.Request) (core.Request, bool)
+}
+
+// NewHooks returns what the edge of c, with opts, adds to the go-sdk's
+// server, whose stateless handler New then leaves requests to.
+func NewHooks(c Core, opts *Options) (*Hooks, error) {
 	k, _, err := newCalls(c, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &sessions.StatelessHooks{Middleware: k.middleware, SetCacheable: setCacheable}, nil
+	return &Hooks{Versions: []string{Version}, Middleware: k.middleware, SetCacheable: setCacheable, Request: detachedRequest}, nil
 }
 
-// New returns the edge of c, which leaves to sdk (made with Hooks of the
-// same c and opts) the requests it does not serve itself. Register it
-// with c (core.Core.Listen) before the sessions, and before c's first
-// plugins.
-func New(c Core, sdk *sessions.Server, opts *Options) (*Edge, error) {
+// New returns the edge of c, which leaves to sdkHTTP, the go-sdk's
+// Streamable HTTP handler in its stateless mode (whose server has the
+// edge's Hooks, of the same c and opts), the requests it does not serve
+// itself. Register it with c (core.Core.Listen) before the sessions, and
+// before c's first plugins.
+func New(c Core, sdkHTTP http.Handler, opts *Options) (*Edge, error) {
 	k, o, err := newCalls(c, opts)
 	if err != nil {
 		return nil, err
 	}
-	if sdk == nil {
-		return nil, errors.New("stateless: New needs the go-sdk's sessions, made with Hooks")
+	if sdkHTTP == nil {
+		return nil, errors.New("stateless: New needs the go-sdk's stateless HTTP handler, whose server has the edge's Hooks")
 	}
 	return &Edge{
 		calls:     k,
-		sdk:       sdk,
-		sdkHTTP:   sdk.StatelessHTTP(),
+		sdkHTTP:   sdkHTTP,
+		requests:  o.Requests,
 		fwd:       o.Forwarder,
 		log:       o.Logger,
 		fastOff:   o.DisableFastPath,
@@ -201,8 +224,8 @@ const (
 // (lists are filtered by its grant, and a shared cache must not hand one
 // caller's answer to another), and "public" otherwise.
 func setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
-	if !sessions.VersionInMeta(req) {
-		return // older versions are sent none (sessions.WithoutCacheHints)
+	if !wire.VersionInMeta(req) {
+		return // older versions are sent none (wire.WithoutCacheHints)
 	}
 	var principal *sdkauth.TokenInfo
 	if x := req.GetExtra(); x != nil {

@@ -18,8 +18,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
-	"github.com/hangar-mcp/hangar/internal/server/fastpath"
-	"github.com/hangar-mcp/hangar/internal/server/sessions"
+	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -128,8 +127,8 @@ func (e *Edge) Takes(r *http.Request) bool {
 }
 
 // ServeHTTP answers a request of 2026-07-28 (see Takes). The HTTP request
-// must be tracked (sessions.Server.TrackHTTP): the go-sdk's handlers find
-// its calls' ids there, and the fast path its scope.
+// must be tracked (Options.Requests): the go-sdk's handlers find its
+// calls' ids there, and the fast path its scope.
 func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		// 2026-07-28 has no GET stream and no session to DELETE.
@@ -159,7 +158,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m == nil {
 		var ok bool
 		if m, ok = readMessage(p.body); !ok {
-			m = &message{refused: fastpath.RefuseID(p.body)} // an id too large to read (1e400)
+			m = &message{refused: wire.RefuseID(p.body)} // an id too large to read (1e400)
 			if m.refused == nil {
 				writeError(w, http.StatusBadRequest, jsonrpc.ID{}, malformed(p.body))
 				return
@@ -195,8 +194,8 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name, ok := headerValue(r.Header.Get(headerName)); ok && r.Header.Get(headerName) != "" {
 		r.Header.Set(headerName, name)
 	}
-	hr := e.sdk.HTTPRequest(r.Header)
-	hr.Record([]sessions.CallRef{{Method: m.method, Key: m.key, ID: wire.IDString(m.id)}})
+	hr := e.requests.Of(r.Header)
+	hr.Record([]httpcalls.CallRef{{Method: m.method, Key: m.key, ID: wire.IDString(m.id)}})
 
 	if m.method == "subscriptions/listen" {
 		e.serveListen(w, r, m)

@@ -15,7 +15,6 @@ import (
 	"github.com/hangar-mcp/hangar/internal/auth"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
-	"github.com/hangar-mcp/hangar/internal/server/sessions"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -62,13 +61,13 @@ func listenFilter(params json.RawMessage) (*mcp.NotificationSubscriptions, *json
 	}
 	// A listen holds its resources for as long as it runs: as many as a
 	// session of an older version may subscribe to.
-	if uris := p.Notifications.ResourceSubscriptions; len(uris) > sessions.MaxSubscriptions {
+	if uris := p.Notifications.ResourceSubscriptions; len(uris) > wire.MaxSubscriptions {
 		distinct := map[string]bool{}
 		for _, uri := range uris {
 			distinct[uri] = true
 		}
-		if len(distinct) > sessions.MaxSubscriptions {
-			return nil, invalidParams("subscriptions/listen asks for %d resources; a listen may deliver the updates of at most %d: listen to fewer, or split them over several listens", len(distinct), sessions.MaxSubscriptions)
+		if len(distinct) > wire.MaxSubscriptions {
+			return nil, invalidParams("subscriptions/listen asks for %d resources; a listen may deliver the updates of at most %d: listen to fewer, or split them over several listens", len(distinct), wire.MaxSubscriptions)
 		}
 	}
 	return p.Notifications, nil

@@ -3,12 +3,9 @@ package stateless
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/hangar-mcp/hangar/internal/server/fastpath"
-	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -17,7 +14,7 @@ import (
 type message struct {
 	id jsonrpc.ID // invalid for a notification
 	// refused, if set, is the answer to a request whose id would not come
-	// back as it was sent (fastpath.RefuseID): nothing else is read.
+	// back as it was sent (wire.RefuseID): nothing else is read.
 	refused []byte
 	method  string
 	params  json.RawMessage // nil if absent
@@ -57,7 +54,7 @@ func readMessage(b []byte) (*message, bool) {
 	if req.ID.IsValid() {
 		// An id the go-sdk's reader does not keep exactly (1.5, 2^53+1)
 		// would be answered as another id.
-		m.refused = fastpath.RefuseID(b)
+		m.refused = wire.RefuseID(b)
 	}
 	if len(req.Params) > 0 && req.Params[0] == '{' {
 		var p struct {
@@ -91,103 +88,53 @@ func nonNull(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-// readPlain reads the common shapes of a message quickly, in place, and
-// sets plain for the tools/call and resources/read the fast path may
-// serve. It reports false for any other shape, which readMessage then
-// reads as the go-sdk does.
+// readPlain reads the common shapes of a message quickly, in place, with
+// the edges' reader (wire.ReadMessage, wire.ReadParams), and sets plain
+// for the tools/call and resources/read the fast path may serve. It
+// reports false for any other shape, which readMessage then reads as the
+// go-sdk does.
 func readPlain(b []byte) (*message, bool) {
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || !rawjson.Valid(b) || !utf8.Valid(b) {
+	w, ok := wire.ReadMessage(b)
+	if !ok || !w.HasMethod || w.HasResult || w.HasError {
 		return nil, false
 	}
-	m := &message{}
-	var (
-		version    []byte
-		seen       rawjson.Keys
-		hasMethod  bool
-		paramsSeen bool
-	)
-	ok := rawjson.Object(b, func(key, v []byte) bool {
-		if !seen.Add(key) {
-			return false
-		}
-		switch string(key) {
-		case "jsonrpc":
-			version = v
-		case "id":
-			id, ok := wire.ParseID(v)
-			if !ok {
-				return false
-			}
-			m.id = id
-		case "method":
-			s, ok := rawjson.String(v)
-			if !ok {
-				return false
-			}
-			m.method, hasMethod = s, true
-		case "params":
-			paramsSeen = true
-			m.params = v
-		default:
-			return false
-		}
-		return true
-	})
-	if !ok || string(version) != `"2.0"` || !hasMethod {
-		return nil, false
-	}
-	if !paramsSeen {
+	m := &message{id: w.ID, method: w.Method, params: w.Params}
+	if w.Params == nil {
 		return m, true
 	}
-	if m.params[0] != '{' {
+	p, ok := wire.ReadParams(m.method, w.Params)
+	if !ok || p.Dup || p.BadKey {
 		return nil, false // the go-sdk's reader says what is wrong
 	}
-	callable := m.id.IsValid() && (m.method == "tools/call" || m.method == "resources/read")
-	keyName := "name"
-	if m.method == "resources/read" {
-		keyName = "uri"
+	callable := m.id.IsValid() && (m.method == "tools/call" || m.method == "resources/read") && !p.Other
+	if p.Meta != nil {
+		switch {
+		case p.Meta[0] == '{':
+			m.meta = p.Meta
+		case string(p.Meta) != "null":
+			return nil, false
+		}
 	}
-	var pseen rawjson.Keys
-	ok = rawjson.Object(m.params, func(key, v []byte) bool {
-		if !pseen.Add(key) {
-			return false
+	m.key, m.hasKey = p.Key, p.HasKey
+	if p.Args != nil {
+		if m.method != "tools/call" || (p.Args[0] != '{' && string(p.Args) != "null") {
+			callable = false
 		}
-		switch string(key) {
-		case "_meta":
-			if v[0] != '{' {
-				return string(v) == "null"
-			}
-			m.meta = v
-		case keyName:
-			s, ok := rawjson.String(v)
-			if !ok {
-				return false
-			}
-			m.key, m.hasKey = s, true
-		case "arguments":
-			if m.method != "tools/call" || (v[0] != '{' && string(v) != "null") {
-				callable = false
-			}
-			if string(v) != "null" {
-				m.args = v
-			}
-		case "requestState":
-			if v[0] != '"' && string(v) != "null" {
-				callable = false
-			}
-			m.state = string(v) != "null"
-		case "inputResponses":
-			if v[0] != '{' && string(v) != "null" {
-				callable = false
-			}
-			m.answers = string(v) != "null"
-		default:
-			callable = false // a member the fast path does not read
+		if string(p.Args) != "null" {
+			m.args = p.Args
 		}
-		return true
-	})
-	if !ok {
-		return nil, false
+	}
+	if p.State != nil {
+		if p.State[0] != '"' && string(p.State) != "null" {
+			callable = false
+		}
+		m.state = string(p.State) != "null"
+	}
+	if p.Answers != nil {
+		if p.Answers[0] != '{' && string(p.Answers) != "null" {
+			callable = false
+		}
+		m.answers = string(p.Answers) != "null"
 	}
 	m.plain = callable && m.hasKey
 	return m, true

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
-	"github.com/hangar-mcp/hangar/internal/server/sessions"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -27,7 +26,7 @@ const Version = core.Version20260728
 // 2026-07-28 per request, the older ones in sessions (initialize). An
 // UnsupportedProtocolVersionError and server/discover name them.
 func SupportedVersions() []string {
-	return append([]string{Version}, sessions.ProtocolVersions()...)
+	return append([]string{Version}, wire.SessionVersions()...)
 }
 
 // reqMeta is what the _meta of a request says of it.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
-	"github.com/hangar-mcp/hangar/internal/server/sessions"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -17,12 +17,15 @@ import (
 // serverInfo on every result. The middleware here, the innermost of the
 // go-sdk server, serves what needs Hangar: the requests that may ask the
 // client for input go through the Manager, with the go-sdk's handlers
-// (which reach the core through the sessions edge) run as the call; errors
-// are 2026-07-28's.
+// run as the call; errors are 2026-07-28's. Those handlers (the sessions
+// edge registered them) describe the call for the core as
+// detachedRequest says, which package server gives the sessions edge as
+// its Hooks.Request: the middleware marks the context it hands them, and
+// only this edge reads the mark.
 
 func (e *calls) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if !sessions.VersionInMeta(req) {
+		if !wire.VersionInMeta(req) {
 			return next(ctx, method, req)
 		}
 		switch method {
@@ -75,7 +78,7 @@ func (e *calls) sdkCall(ctx context.Context, method string, req mcp.Request, nex
 		c.sink = sessionSink{ss}
 	}
 	res, input, err := e.serve(ctx, c, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
-		return next(sessions.WithDetached(ctx, &sessions.Detached{Client: rq.Client, Capabilities: rq.Capabilities}), method, req)
+		return next(context.WithValue(ctx, detachedKey{}, &detached{client: rq.Client, caps: rq.Capabilities}), method, req)
 	})
 	if err != nil {
 		return nil, err
@@ -84,6 +87,33 @@ func (e *calls) sdkCall(ctx context.Context, method string, req mcp.Request, nex
 		return &inputRequired{Result: empty, in: input}, nil
 	}
 	return res, nil
+}
+
+// detached is a call that the middleware runs apart from the request that
+// started it, through a go-sdk handler: a multi round-trip request's
+// call, which may wait for the client's next request. Its client sink
+// (the Manager's) and the client's capabilities (the request's _meta)
+// replace the session's, and it belongs to no session and no HTTP
+// request: their end must not cancel it (the Manager bounds it).
+type detached struct {
+	client plugin.Host
+	caps   *mcp.ClientCapabilities
+}
+
+// detachedKey marks the context of a detached call.
+type detachedKey struct{}
+
+// detachedRequest describes for the core a call that a go-sdk handler
+// serves with ctx (Hooks.Request), given the request as the handler knows
+// it (principal, id, _meta): if the middleware detached it, as a request
+// of 2026-07-28 with the call's client sink and capabilities, and no
+// scope. It reports false for any other call.
+func detachedRequest(ctx context.Context, rq core.Request) (core.Request, bool) {
+	d, _ := ctx.Value(detachedKey{}).(*detached)
+	if d == nil {
+		return core.Request{}, false
+	}
+	return core.Request{Principal: rq.Principal, ID: rq.ID, Meta: rq.Meta, Version: Version, Capabilities: d.caps, Client: d.client}, true
 }
 
 // metaCapabilities reads the client capabilities in a request's _meta, as

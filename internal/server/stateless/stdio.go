@@ -10,60 +10,64 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/hangar-mcp/hangar/internal/server/fastpath"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // Over stdio, the go-sdk serves a 2026-07-28 request in the session of the
 // stream it arrives on, which needs no initialize. The fast path shows the
-// edge each line first (fastpath.StatelessLines): a request whose _meta names a
+// edge each line first (Line, which package server gives the fast path as
+// its Options.Stateless): a request whose _meta names a
 // protocol version is checked here (the same checks as over HTTP, but
 // for the headers, which stdio has none of), and a tools/call or
 // resources/read of a tool or resource some plugin serves is served on the
 // fast path. A retry whose state names another replica cannot be
 // forwarded: the Manager tells the client to start again.
 
-// Line implements fastpath.StatelessLines.
-func (e *Edge) Line(body []byte, fast bool) fastpath.LineClaim {
+// Line tells what the edge makes of a line of a stdio stream, body
+// (without its line end): a request of 2026-07-28 is answered or served
+// here, anything else (a zero wire.LineClaim) is left to the stream's
+// reader. fast reports whether the reader may serve the line on its fast
+// path. body is the stream's buffer: Serve reads a copy.
+func (e *Edge) Line(body []byte, fast bool) wire.LineClaim {
 	if !bytes.Contains(body, []byte(wire.MetaProtocolVersion)) {
-		return fastpath.LineClaim{}
+		return wire.LineClaim{}
 	}
 	// The Serve below runs on a worker, after the stream's next read has
 	// reused the bytes of this line.
 	body = bytes.Clone(body)
 	m, ok := readMessage(body)
 	if !ok || !m.id.IsValid() || len(m.meta) == 0 {
-		return fastpath.LineClaim{}
+		return wire.LineClaim{}
 	}
 	meta, jerr := decodeMeta(m.meta)
 	if _, named := meta[wire.MetaProtocolVersion]; jerr != nil || !named {
-		return fastpath.LineClaim{} // not a request of 2026-07-28: the go-sdk's
+		return wire.LineClaim{} // not a request of 2026-07-28: the go-sdk's
 	}
 	if m.refused != nil {
-		return fastpath.LineClaim{ID: m.id, Answer: m.refused}
+		return wire.LineClaim{ID: m.id, Answer: m.refused}
 	}
 	rm, jerr := checkFields(meta)
 	if jerr != nil {
-		return fastpath.LineClaim{ID: m.id, Answer: wire.EncodeError(m.id, jerr)}
+		return wire.LineClaim{ID: m.id, Answer: wire.EncodeError(m.id, jerr)}
 	}
 	if m.method == "server/discover" {
 		// The go-sdk's stdio session would take the probe's _meta as its
 		// initialization, and refuse the initialize of a client that falls
 		// back to 2025-11-25 (as the revision says a client may when the
 		// answer is late): the go-sdk answers it in a session of its own.
-		return fastpath.LineClaim{ID: m.id, Serve: func(ctx context.Context, _ func([]byte)) []byte {
+		return wire.LineClaim{ID: m.id, Serve: func(ctx context.Context, _ func([]byte)) []byte {
 			return e.discoverAside(ctx, m.id, body)
 		}}
 	}
 	if m.method == "subscriptions/listen" {
-		return fastpath.LineClaim{ID: m.id, Open: true, Serve: func(ctx context.Context, write func([]byte)) []byte {
+		return wire.LineClaim{ID: m.id, Open: true, Serve: func(ctx context.Context, write func([]byte)) []byte {
 			return e.listenLine(ctx, m, write)
 		}}
 	}
 	if !fast || !e.quick(m) {
-		return fastpath.LineClaim{} // the go-sdk's, through the middleware
+		return wire.LineClaim{} // the go-sdk's, through the middleware
 	}
-	return fastpath.LineClaim{ID: m.id, Serve: func(ctx context.Context, write func([]byte)) []byte {
+	return wire.LineClaim{ID: m.id, Serve: func(ctx context.Context, write func([]byte)) []byte {
 		return e.serveLine(ctx, m, rm, write)
 	}}
 }

@@ -1,5 +1,11 @@
 package wire
 
+import (
+	"reflect"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
 // The _meta keys of MCP 2026-07-28's per-request protocol fields.
 const (
 	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
@@ -9,3 +15,24 @@ const (
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 )
+
+// MaxSubscriptions bounds the resources a client may be subscribed to: a
+// session (resources/subscribe), or one subscriptions/listen of
+// 2026-07-28.
+const MaxSubscriptions = 1000
+
+// VersionInMeta reports whether req is a request of MCP 2026-07-28 or
+// later: its _meta names the protocol version, as the go-sdk decides.
+func VersionInMeta(req mcp.Request) bool {
+	return AtLeast(MetaVersion(req), Version20260728)
+}
+
+// MetaVersion returns the protocol version req's _meta names, or "".
+func MetaVersion(req mcp.Request) string {
+	p := req.GetParams()
+	if p == nil || reflect.ValueOf(p).IsNil() {
+		return ""
+	}
+	v, _ := p.GetMeta()[MetaProtocolVersion].(string)
+	return v
+}
