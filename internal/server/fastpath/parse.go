@@ -87,9 +87,9 @@ func parseMessage(b []byte) message {
 // its name or URI, and if given its arguments (an object) and a plain
 // _meta, each given once, and nothing else.
 func (m *message) readParams(params []byte) {
-	p, _ := wire.ReadParams(m.method, params)
+	p, ok := wire.ReadParams(m.method, params)
 	m.key = p.Key
-	callable := (m.method == "tools/call" || m.method == "resources/read") &&
+	callable := ok && (m.method == "tools/call" || m.method == "resources/read") &&
 		!p.Dup && !p.Other && !p.BadKey && p.State == nil && p.Answers == nil
 	if p.Args != nil {
 		if m.method == "tools/call" && p.Args[0] == '{' {

@@ -41,6 +41,7 @@ var parseSeeds = []string{
 	`{"jsonrpc":"2.0","method":"notifications/roots/list_changed","params":{"_meta":{"a":1}}}`,
 	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`,
 	`{"jsonrpc":"2.0","id":1,"error":5}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","n\u0061me":"other"}}`,
 }
 
 // FuzzParseMessage checks the fast path's parser against the go-sdk's own
@@ -183,6 +184,7 @@ func TestParseMessage(t *testing.T) {
 		{parseSeeds[24], msgNotification, ""},
 		{parseSeeds[25], msgNotification, ""},
 		{parseSeeds[26], msgNotification, ""},
+		{parseSeeds[28], msgRequest, ""}, // an escaped key after the name: the go-sdk's, which reads "other"
 	} {
 		m := parseMessage([]byte(tc.in))
 		if m.kind != tc.kind || m.key != tc.key {

@@ -57,24 +57,23 @@ func readMessage(b []byte) (*message, bool) {
 		m.refused = wire.RefuseID(b)
 	}
 	if len(req.Params) > 0 && req.Params[0] == '{' {
-		var p struct {
-			Meta           json.RawMessage `json:"_meta"`
-			Name           *string         `json:"name"`
-			URI            *string         `json:"uri"`
-			Arguments      json.RawMessage `json:"arguments"`
-			RequestState   json.RawMessage `json:"requestState"`
-			InputResponses json.RawMessage `json:"inputResponses"`
-		}
+		// Members by their exact names, the last of a name given twice:
+		// as the go-sdk reads params (its decoder matches field names
+		// case-sensitively), not as a struct of encoding/json would, which
+		// takes "Name" for "name".
+		var p map[string]json.RawMessage
 		if json.Unmarshal(req.Params, &p) == nil {
-			m.meta = nonNull(p.Meta)
-			m.args = p.Arguments
-			m.state = nonNull(p.RequestState) != nil
-			m.answers = nonNull(p.InputResponses) != nil
-			switch {
-			case m.method == "resources/read" && p.URI != nil:
-				m.key, m.hasKey = *p.URI, true
-			case m.method != "resources/read" && p.Name != nil:
-				m.key, m.hasKey = *p.Name, true
+			m.meta = nonNull(p["_meta"])
+			m.args = p["arguments"]
+			m.state = nonNull(p["requestState"]) != nil
+			m.answers = nonNull(p["inputResponses"]) != nil
+			keyName := "name"
+			if m.method == "resources/read" {
+				keyName = "uri"
+			}
+			var key *string
+			if raw, ok := p[keyName]; ok && json.Unmarshal(raw, &key) == nil && key != nil {
+				m.key, m.hasKey = *key, true
 			}
 		}
 	}

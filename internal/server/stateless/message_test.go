@@ -25,6 +25,8 @@ var messageSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p","arguments":{"a":"b"}}}`,
 	`[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","n\u0061me":"other"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b","Name":"c"}}`,
 }
 
 // FuzzReadMessage holds the 2026-07-28 edge's reader to the go-sdk's: a
@@ -103,5 +105,36 @@ func checkPlain(t *testing.T, b []byte, m *message, params json.RawMessage) {
 	}
 	if !reflect.DeepEqual(read, meta) {
 		t.Fatalf("%q: read _meta %v, the go-sdk read %v", b, read, meta)
+	}
+}
+
+// TestReadMessageKey: the name or URI the edge reads, checks against the
+// Mcp-Name header and records for the call's id, is the one the go-sdk
+// runs: the last of a member given twice, matched case-sensitively, an
+// escaped key read as its text.
+func TestReadMessageKey(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		key    string
+		hasKey bool
+	}{
+		{`{"name":"echo"}`, "echo", true},
+		{`{"name":"a","name":"b","Name":"c"}`, "b", true},
+		{`{"Name":"c"}`, "", false},
+		{`{"name":"echo","n\u0061me":"other"}`, "other", true},
+		{`{"name":5}`, "", false},
+		{`{"name":null,"arguments":{}}`, "", false},
+	} {
+		b := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + tc.params + `}`)
+		m, ok := readMessage(b)
+		if !ok {
+			t.Fatalf("%s: not read", tc.params)
+		}
+		if m.key != tc.key || m.hasKey != tc.hasKey {
+			t.Errorf("%s: key %q (%v), want %q (%v)", tc.params, m.key, m.hasKey, tc.key, tc.hasKey)
+		}
+		if m.plain && tc.params != `{"name":"echo"}` {
+			t.Errorf("%s: served by the edge itself, not the go-sdk", tc.params)
+		}
 	}
 }

@@ -102,7 +102,10 @@ type Params struct {
 }
 
 // ReadParams reads the params of a request of method, params (valid
-// JSON). It reports false if they are not an object.
+// JSON). It reports false, with zero Params, if they are not an object or
+// hold a key it does not read in place (one with an escape, "n\u0061me"):
+// the members read before that key are not all the params, and a caller
+// that served them would read another name than the go-sdk.
 func ReadParams(method string, params []byte) (Params, bool) {
 	var p Params
 	if len(params) == 0 || params[0] != '{' {
@@ -134,5 +137,8 @@ func ReadParams(method string, params []byte) (Params, bool) {
 		}
 		return true
 	})
-	return p, ok
+	if !ok {
+		return Params{}, false
+	}
+	return p, true
 }

@@ -19,6 +19,7 @@ var readSeeds = []string{
 	`{"jsonrpc":"2.0","id":7,"result":{}}`,
 	`{"jsonrpc":"2.0","id":"r","error":{"code":-1,"message":"no"}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","n\u0061me":"other"}}`,
 }
 
 // FuzzRead holds the edges' reader to the go-sdk's: a request or
@@ -28,7 +29,8 @@ var readSeeds = []string{
 // error the go-sdk cannot read; params that
 // ReadParams reads with no member given twice, none it does not know and
 // a plain key have the name or URI, arguments, _meta, requestState and
-// inputResponses that encoding/json (the go-sdk's params decoding) reads.
+// inputResponses of those exact names (the go-sdk's decoder matches
+// members case-sensitively); params it refuses leave nothing read.
 func FuzzRead(f *testing.F) {
 	for _, s := range readSeeds {
 		f.Add([]byte(s))
@@ -62,34 +64,46 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		p, ok := ReadParams(m.Method, m.Params)
-		if ok != (m.Params[0] == '{') {
-			t.Fatalf("%q: ReadParams reports %v for params %q", b, ok, m.Params)
+		if ok && m.Params[0] != '{' {
+			t.Fatalf("%q: ReadParams read params %q, which are not an object", b, m.Params)
 		}
-		if !ok || p.Dup || p.Other || p.BadKey {
+		if !ok {
+			// Not an object, or a key it does not read in place: nothing
+			// of what it read may be left for a caller to serve.
+			if p.HasKey || p.Key != "" || p.Args != nil || p.Meta != nil || p.State != nil || p.Answers != nil {
+				t.Fatalf("%q: ReadParams refused params %q but left %+v", b, m.Params, p)
+			}
 			return
 		}
-		var sdk struct {
-			Name           *string         `json:"name"`
-			URI            *string         `json:"uri"`
-			Arguments      json.RawMessage `json:"arguments"`
-			Meta           json.RawMessage `json:"_meta"`
-			RequestState   json.RawMessage `json:"requestState"`
-			InputResponses json.RawMessage `json:"inputResponses"`
+		if p.Other || p.BadKey {
+			return
 		}
+		// The members by their exact names, as the go-sdk's decoder matches
+		// them (case-sensitively).
+		var sdk map[string]json.RawMessage
 		if err := json.Unmarshal(m.Params, &sdk); err != nil {
 			t.Fatalf("%q: params read, but encoding/json cannot read them: %v", b, err)
 		}
-		key := sdk.Name
+		keyName := "name"
 		if m.Method == "resources/read" {
-			key = sdk.URI
+			keyName = "uri"
+		}
+		var key *string
+		if raw, found := sdk[keyName]; found {
+			if err := json.Unmarshal(raw, &key); err != nil {
+				t.Fatalf("%q: a plain key read, but encoding/json cannot read it: %v", b, err)
+			}
 		}
 		if p.HasKey != (key != nil) || key != nil && *key != p.Key {
 			t.Fatalf("%q: read key %q (%v), encoding/json read %v", b, p.Key, p.HasKey, key)
 		}
+		if p.Dup {
+			return // the key is the last given, as above; the other members are left to the go-sdk
+		}
 		for _, c := range []struct {
 			name      string
 			read, sdk json.RawMessage
-		}{{"arguments", p.Args, sdk.Arguments}, {"_meta", p.Meta, sdk.Meta}, {"requestState", p.State, sdk.RequestState}, {"inputResponses", p.Answers, sdk.InputResponses}} {
+		}{{"arguments", p.Args, sdk["arguments"]}, {"_meta", p.Meta, sdk["_meta"]}, {"requestState", p.State, sdk["requestState"]}, {"inputResponses", p.Answers, sdk["inputResponses"]}} {
 			if !bytes.Equal(c.read, c.sdk) {
 				t.Fatalf("%q: read %s %q, encoding/json read %q", b, c.name, c.read, c.sdk)
 			}
