@@ -21,6 +21,10 @@
 //	           it answers {"nonce","mib","action"}
 //	count      answers how many executions of the tools above started on
 //	           this instance
+//	sleep      {ms, ask?, pad_kib?}: sleeps ms milliseconds (the sleep ends
+//	           with the call's context), then, with ask, elicits {name} as
+//	           ask does; answers {"nonce","slept_ms","content","pad"}, pad
+//	           being pad_kib KiB of "x" (a large result)
 //	prompt ask_prompt  elicits {name}; the message is "hello <name> <nonce>"
 //	resource mrtr://ask elicits {name}; the text is "hello <name> <nonce>"
 //
@@ -34,6 +38,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hangar-mcp/hangar/pdk"
@@ -85,6 +90,7 @@ func init() {
 	pdk.AddTool(&pdk.Tool{Name: "url", InputSchema: object(`{"url":{"type":"string"}}`, "url")}, urlTool)
 	pdk.AddTool(&pdk.Tool{Name: "touch", InputSchema: object(`{"mib":{"type":"integer","minimum":0,"maximum":4096},"timeout_ms":{"type":"integer","minimum":0}}`, "mib")}, touch)
 	pdk.AddTool(&pdk.Tool{Name: "count", InputSchema: object(`{}`)}, count)
+	pdk.AddTool(&pdk.Tool{Name: "sleep", InputSchema: object(`{"ms":{"type":"integer","minimum":0},"ask":{"type":"boolean"},"pad_kib":{"type":"integer","minimum":0,"maximum":65536}}`, "ms")}, sleep)
 	pdk.AddPrompt(&pdk.Prompt{Name: "ask_prompt"}, askPrompt)
 	pdk.AddResource(&pdk.Resource{URI: "mrtr://ask", Name: "ask"}, askResource)
 }
@@ -214,6 +220,30 @@ func touch(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, err
 		sum += int(buf[i] & 1)
 	}
 	return jsonResult(map[string]any{"nonce": nonce, "mib": sum >> 8, "action": res.Action})
+}
+
+// sleep runs long, as a tool that becomes a task does: Hangar's clock
+// ends the sleep, and the call, when the call's context ends.
+func sleep(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+	nonce := begin()
+	var args struct {
+		MS     int64 `json:"ms"`
+		Ask    bool  `json:"ask"`
+		PadKiB int   `json:"pad_kib"`
+	}
+	if err := req.BindArguments(&args); err != nil {
+		return nil, err
+	}
+	time.Sleep(time.Duration(args.MS) * time.Millisecond)
+	var content map[string]any
+	if args.Ask {
+		res, err := ctx.Elicit(&pdk.ElicitParams{Message: "name " + nonce, RequestedSchema: nameSchema})
+		if err != nil {
+			return nil, err
+		}
+		content = res.Content
+	}
+	return jsonResult(map[string]any{"nonce": nonce, "slept_ms": args.MS, "content": content, "pad": strings.Repeat("x", args.PadKiB<<10)})
 }
 
 func count(*pdk.Context, *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
