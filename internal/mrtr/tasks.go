@@ -32,6 +32,9 @@ import (
 //     holds it, follows it with Next, answers its input with Answer and
 //     ends it with Cancel. keep is called with no lock held.
 //
+// With within zero or less, keep is called at once, and a kept call is a
+// task whatever it does first (for a tool that says it runs long).
+//
 // A request with requestState is a retry: Begin serves it as Serve does
 // (it never becomes a task) and returns a nil Call. If ctx ends while the
 // call is running and not yet returned, the call is cancelled, as in
@@ -95,7 +98,29 @@ func (m *Manager) Begin(ctx context.Context, req Request, run Run, within time.D
 		c.finish(res, err)
 	}()
 
-	timer := time.NewTimer(max(within, 0))
+	// detach hands the call to the caller, if keep takes it.
+	detach := func() (*Call, *Outcome, error) {
+		if !keep(c) {
+			out, err := m.serve(ctx, c, a)
+			return nil, out, err
+		}
+		c.mu.Lock()
+		c.detachLocked(a)
+		if c.status.Final() && c.use == "" {
+			// It ended between the check and keep, while the request was
+			// still attached: nothing else releases it.
+			c.releaseLocked()
+		}
+		c.mu.Unlock()
+		a.deliver(&m.stats.dropped)
+		return c, nil, nil
+	}
+	if within <= 0 {
+		// A call that runs long by its tool's word is a task at once,
+		// whatever it does first.
+		return detach()
+	}
+	timer := time.NewTimer(within)
 	defer timer.Stop()
 	for {
 		c.mu.Lock()
@@ -113,20 +138,7 @@ func (m *Manager) Begin(ctx context.Context, req Request, run Run, within time.D
 			out, err := m.serve(ctx, c, a) // cancels the running call
 			return nil, out, err
 		case <-timer.C:
-			if !keep(c) {
-				out, err := m.serve(ctx, c, a)
-				return nil, out, err
-			}
-			c.mu.Lock()
-			c.detachLocked(a)
-			if c.status.Final() && c.use == "" {
-				// It ended between the check and keep, while the
-				// request was still attached: nothing else releases it.
-				c.releaseLocked()
-			}
-			c.mu.Unlock()
-			a.deliver(&m.stats.dropped)
-			return c, nil, nil
+			return detach()
 		}
 	}
 }

@@ -45,6 +45,7 @@ func TestBegin(t *testing.T) {
 		{"long call is kept", sleep(3000, false), 50 * time.Millisecond, true, "call"},
 		{"long call at a cap is waited for", sleep(300, false), 50 * time.Millisecond, false, "result"},
 		{"threshold zero keeps at once", sleep(300, false), 0, true, "call"},
+		{"threshold zero keeps a call that asks at once", req{params: map[string]any{"name": "ask"}}, 0, true, "call"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, a, kept := begin(t, m, p, tc.r, tc.within, tc.keep)
@@ -63,8 +64,8 @@ func TestBegin(t *testing.T) {
 				if c == nil || a.err != nil || a.out != nil || kept != 1 {
 					t.Fatalf("Begin = %v, %+v, %v (keep asked %d times); want a running call", c, a.out, a.err, kept)
 				}
-				if s, _ := c.Next(); s.Status != mrtr.Working {
-					t.Fatalf("kept call is %s, want working", s.Status)
+				if s, _ := c.Next(); s.Status.Final() {
+					t.Fatalf("kept call is %s, want running", s.Status)
 				}
 				c.Cancel(errors.New("test over"))
 			}
@@ -73,6 +74,9 @@ func TestBegin(t *testing.T) {
 	// The cancelled calls are back in the pool; the parked ask is, once
 	// the Manager closes.
 	eventually(t, "the cancelled calls' instances are back", func() bool { inUse, _ := p.Stats(); return inUse == 1 })
+	if st := m.Stats(); st.Parked != 1 || st.Held != 1 {
+		t.Errorf("stats with one parked ask: %+v", st)
+	}
 	m.Close()
 	eventually(t, "every instance is back", func() bool { inUse, _ := p.Stats(); return inUse == 0 })
 }

@@ -81,6 +81,7 @@ type Listener struct {
 
 // Listen returns a listener for those of ids that o may see, and those
 // ids: the others are left out with no sign of why, as tasks/get does.
+// The listener gets the current view of each at once, then each change.
 // Listeners count against Options.MaxListeners and
 // MaxListenersPerOwner until closed (ErrTooManyListeners past them); ids
 // past MaxTasksPerOwner are left out, as no owner has more tasks. An
@@ -123,6 +124,7 @@ func (t *Table) Listen(o Owner, ids []string) (*Listener, []string, error) {
 			tk.subs = map[*Listener]struct{}{}
 		}
 		tk.subs[l] = struct{}{}
+		l.send(tk.viewLocked()) // the state now, before any later change
 		tk.mu.Unlock()
 		l.tasks = append(l.tasks, tk)
 		accepted = append(accepted, id)
