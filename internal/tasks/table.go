@@ -59,7 +59,8 @@ type Options struct {
 	// principal is then anonymous, gets no task (it is answered directly)
 	// and sees none. Without Auth, every request is anonymous: a task is
 	// reached with its id alone (128 random bits), and counted against
-	// the cap of the client key its request gave (Owner.Client).
+	// the cap of the client key its request gave (Owner.Client); an
+	// anonymous request without a client key gets no task.
 	Auth bool
 	// After is how long a call runs before it becomes a task, unless the
 	// request says otherwise (Call's after).
@@ -211,12 +212,14 @@ func New(m *mrtr.Manager, o Options) (*Table, error) {
 }
 
 // ownerKey returns the key o's tasks count under, or false when o may
-// have none (anonymous on a server with authentication).
+// have none: anonymous on a server with authentication, or anonymous
+// without a client key (the callers it would lump together are many
+// clients, not one, and one of them could take the others' places).
 func (t *Table) ownerKey(o Owner) (string, bool) {
 	switch {
 	case o.Principal != "":
 		return "p\x00" + o.Principal, true
-	case t.o.Auth:
+	case t.o.Auth, o.Client == "":
 		return "", false
 	}
 	return "c\x00" + o.Client, true

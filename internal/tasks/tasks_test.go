@@ -218,6 +218,11 @@ func TestWhoseTask(t *testing.T) {
 	if dd, out, err := start(t, tb, p, tasks.Owner{Client: "c"}, sleepCall(100), 0); dd != nil || err != nil || out == nil {
 		t.Errorf("anonymous long call with auth: %+v, %+v, %v; want a direct answer", dd, out, err)
 	}
+	// Without auth, an anonymous request without a client key gets none:
+	// it would count with every other such request as one client.
+	if dd, out, err := start(t, other, p, tasks.Owner{}, sleepCall(100), 0); dd != nil || err != nil || out == nil {
+		t.Errorf("anonymous long call without a client key: %+v, %+v, %v; want a direct answer", dd, out, err)
+	}
 	// Without auth, the id is the capability.
 	if got, err := other.Get(tasks.Owner{Client: "somebody else"}, foreign.TaskID); err != nil || got.TaskID != foreign.TaskID {
 		t.Errorf("without auth, the id reaches the task: %+v, %v", got, err)
