@@ -71,8 +71,8 @@ func TestExpiry(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := mustTask(t, tb, p, alice, tc.c, 0)
-			if d.TTLMs != 400+200 {
-				t.Errorf("running task's ttlMs %d, want max run + keep", d.TTLMs)
+			if d.TTLMs < 200 || d.TTLMs > 200+100 {
+				t.Errorf("new task's ttlMs %d, want about keep (200)", d.TTLMs)
 			}
 			end := waitFor(t, tb, alice, d.TaskID, tc.status)
 			if !contains(end.StatusMessage, tc.message) {

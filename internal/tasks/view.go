@@ -39,15 +39,20 @@ func (tk *task) view() *Detailed {
 	return tk.viewLocked()
 }
 
-// viewLocked returns the task's view. Its ttlMs is when, counted from
-// createdAt, the task may be forgotten: while it runs, its longest run
-// and then its keeping; once finished, its keeping from then.
+// viewLocked returns the task's view. Its ttlMs, counted from createdAt,
+// never shrinks, and the task is kept at least that long (the extension:
+// a task stays readable for its ttlMs): while it runs, the time it has
+// run plus Options.Keep; once finished, its run plus Keep, which is when
+// it is forgotten.
 func (tk *task) viewLocked() *Detailed {
 	o := &tk.t.o
-	ttl := o.MaxRun + o.Keep
-	if !tk.finished.IsZero() {
-		ttl = tk.finished.Sub(tk.created) + o.Keep
+	end := tk.finished
+	if end.IsZero() {
+		if end = o.Now(); end.Before(tk.created) {
+			end = tk.created
+		}
 	}
+	ttl := end.Sub(tk.created) + o.Keep
 	d := &Detailed{
 		TaskID:         tk.id,
 		Status:         string(tk.status),
