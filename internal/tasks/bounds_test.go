@@ -177,6 +177,12 @@ func TestDrain(t *testing.T) {
 	if st := tb.Stats(); st.Drained != 2 || st.Running != 0 {
 		t.Errorf("stats %+v", st)
 	}
+	// A client may still listen for the outcome while the server drains.
+	l, accepted, err := tb.Listen(alice, []string{long.TaskID})
+	if err != nil || len(accepted) != 1 || (<-l.Events()).Status != "cancelled" {
+		t.Errorf("listen during the drain: %v, %v", accepted, err)
+	}
+	l.Close()
 }
 
 // A listener gets each status change of the tasks it may see, without

@@ -123,7 +123,8 @@ type Table struct {
 	kept      int64 // bytes of the kept results
 	listeners int
 	perListen map[string]int
-	closed    bool
+	closed    bool           // draining or closed: no call becomes a task
+	shut      bool           // closed: no listener either
 	running   sync.WaitGroup // the followers of running tasks
 
 	stats counters
@@ -422,13 +423,15 @@ func (tk *task) forget() {
 	tk.mu.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.removeLocked(tk)
-	t.stats.expired.Add(1)
+	if t.removeLocked(tk) {
+		t.stats.expired.Add(1)
+	}
 }
 
-func (t *Table) removeLocked(tk *task) {
+// removeLocked takes tk out of the table, and reports whether it was in.
+func (t *Table) removeLocked(tk *task) bool {
 	if tk.gone {
-		return
+		return false
 	}
 	tk.gone = true
 	delete(t.tasks, tk.id)
@@ -436,6 +439,7 @@ func (t *Table) removeLocked(tk *task) {
 		delete(t.perOwner, tk.owner)
 	}
 	t.kept -= tk.size
+	return true
 }
 
 func keysOf(m map[string]json.RawMessage) string {
@@ -594,6 +598,9 @@ func (t *Table) Drain(ctx context.Context) int {
 // Close drains at once (every running task is cancelled) and forgets
 // every task.
 func (t *Table) Close() {
+	t.mu.Lock()
+	t.shut = true
+	t.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	t.Drain(ctx)

@@ -1,6 +1,7 @@
 package tasks_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -60,6 +61,35 @@ func TestCallBecomesATask(t *testing.T) {
 	}
 	if st := tb.Stats(); st.Created != 2 || st.Completed != 2 || st.Running != 0 || st.Tasks != 2 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// A call that asks for input before its threshold is answered over MRTR,
+// before any task exists; its retry through the table is served as a
+// retry, and never becomes a task.
+func TestInputBeforeTheThresholdIsMRTR(t *testing.T) {
+	p := loadPlugin(t, 1)
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
+	d, out, err := start(t, tb, p, alice, call{"ask", nil}, 5*time.Second)
+	if err != nil || d != nil || out == nil || out.Input == nil {
+		t.Fatalf("ask: %+v, %+v, %v; want input_required", d, out, err)
+	}
+	var key string
+	for k := range out.Input.InputRequests {
+		key = k
+	}
+	raw, _ := json.Marshal(map[string]any{
+		"name": "ask", "arguments": map[string]any{},
+		"requestState":   out.Input.RequestState,
+		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}},
+	})
+	req := mrtr.Request{Method: "tools/call", Params: raw, Principal: alice.Principal, Capabilities: allCaps}
+	d, out, err = tb.Call(context.Background(), alice, req, nil, 0)
+	if err != nil || d != nil || out == nil || out.Result == nil {
+		t.Fatalf("the retry: %+v, %+v, %v; want the result", d, out, err)
+	}
+	if st := tb.Stats(); st.Created != 0 {
+		t.Errorf("stats %+v: no task was to be made", st)
 	}
 }
 

@@ -99,7 +99,7 @@ func (t *Table) Listen(o Owner, ids []string) (*Listener, []string, error) {
 	}
 	t.mu.Lock()
 	switch {
-	case t.closed:
+	case t.shut:
 		t.mu.Unlock()
 		return nil, nil, ErrClosed
 	case t.listeners >= t.o.MaxListeners:
