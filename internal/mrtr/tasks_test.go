@@ -81,6 +81,24 @@ func TestBegin(t *testing.T) {
 	eventually(t, "every instance is back", func() bool { inUse, _ := p.Stats(); return inUse == 0 })
 }
 
+// A request that ends before the threshold cancels its call, as in
+// Serve: nobody would get its result, and keep is never asked.
+func TestBeginRequestEnds(t *testing.T) {
+	p := loadPlugin(t, 1)
+	m := newManager(t, mrtr.Options{})
+	r := req{params: map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 60_000}}, caps: allCaps}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	c, out, err := m.Begin(ctx, r.request(t), pluginRun(p, r, nil), 10*time.Second, func(*mrtr.Call) bool {
+		t.Error("keep asked")
+		return true
+	})
+	if c != nil || out != nil || !errors.Is(err, mrtr.ErrRequestEnded) {
+		t.Fatalf("Begin = %v, %+v, %v; want ErrRequestEnded", c, out, err)
+	}
+	eventually(t, "the instance is back", func() bool { inUse, _ := p.Stats(); return inUse == 0 })
+}
+
 // A kept call that asks for input is InputRequired with its request;
 // Answer resumes the same execution, which completes, and Next reports
 // each change without polling.

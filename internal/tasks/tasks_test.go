@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/tasks"
@@ -296,4 +297,24 @@ func TestLocate(t *testing.T) {
 			break
 		}
 	}
+}
+
+// A task fails with the JSON-RPC error that ended its call: here a plugin
+// asking for elicitation a client did not declare, -32021 with the
+// capability it needs, as the extension's failed status wants.
+func TestFailedTaskCarriesTheError(t *testing.T) {
+	p := loadPlugin(t, 1)
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
+	c := call{"sleep", map[string]any{"ms": 0, "ask": true}}
+	raw, _ := json.Marshal(map[string]any{"name": c.tool, "arguments": c.args})
+	req := mrtr.Request{Method: "tools/call", Params: raw, Principal: alice.Principal, Capabilities: &mcp.ClientCapabilities{}}
+	d, _, err := tb.Call(context.Background(), alice, req, toolRun(p, c), 0)
+	if err != nil || d == nil {
+		t.Fatalf("Call: %+v, %v", d, err)
+	}
+	got := waitFor(t, tb, alice, d.TaskID, "failed")
+	if got.Error == nil || got.Error.Code != mrtr.CodeMissingRequiredClientCapability || !contains(string(got.Error.Data), "elicitation") || got.Result != nil {
+		t.Errorf("failed task %+v (error %+v)", got, got.Error)
+	}
+	eventually(t, "the plugin's call ended", func() bool { return inUse(p) == 0 })
 }
