@@ -179,3 +179,17 @@ func (c *Call) Answer(responses map[string]json.RawMessage) (bool, error) {
 	c.m.stats.resumed.Add(1)
 	return true, nil
 }
+
+// Release takes a final call out of the Manager's table at once. A call
+// held as a task has no requestState out for a retry to claim, so its
+// outcome need not wait there until the state of its last round expires
+// (the park timeout). It does nothing to a call still running.
+func (c *Call) Release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.status.Final() {
+		return
+	}
+	c.use = ""
+	c.releaseLocked()
+}

@@ -143,6 +143,31 @@ func TestBeginAnswer(t *testing.T) {
 	}
 }
 
+// A kept call cancelled while it waits for input leaves the Manager's
+// table when released, not when its round's park timeout ends.
+func TestBeginRelease(t *testing.T) {
+	p := loadPlugin(t, 1)
+	m := newManager(t, mrtr.Options{})
+	c, _, _ := begin(t, m, p, req{params: map[string]any{"name": "ask"}}, 0, true)
+	if c == nil {
+		t.Fatal("the call was not kept")
+	}
+	waitStatus(t, c, mrtr.InputRequired)
+	c.Release() // running: nothing happens
+	if m.Call(c.ID()) == nil {
+		t.Fatal("Release took a running call out of the table")
+	}
+	c.Cancel(errors.New("cancelled by the test"))
+	if m.Call(c.ID()) == nil {
+		t.Fatal("the cancelled call left the table before its round ended; the test shows nothing")
+	}
+	c.Release()
+	if m.Call(c.ID()) != nil {
+		t.Error("the released call is still in the table")
+	}
+	eventually(t, "the instance is back", func() bool { inUse, _ := p.Stats(); return inUse == 0 })
+}
+
 // waitStatus follows c with Next until it has status want.
 func waitStatus(t *testing.T, c *mrtr.Call, want mrtr.Status) mrtr.Snapshot {
 	t.Helper()

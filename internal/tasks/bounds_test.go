@@ -271,3 +271,50 @@ func TestListen(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// Gets, updates and cancels racing on the same tasks leave each in one
+// final state, with every instance and place freed.
+func TestConcurrentOperations(t *testing.T) {
+	p := loadPlugin(t, 4)
+	tb, m := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, Keep: time.Minute})
+	var ids []string
+	for range 8 {
+		ids = append(ids, mustTask(t, tb, p, alice, call{"sleep", map[string]any{"ms": 20, "ask": true}}, 0).TaskID)
+	}
+	done := make(chan struct{})
+	for w := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 400; i++ {
+				id := ids[(i+w)%len(ids)]
+				d, err := tb.Get(alice, id)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for k := range d.InputRequests {
+					tb.Update(alice, id, map[string]json.RawMessage{k: json.RawMessage(`{"action":"accept","content":{"name":"w"}}`)})
+				}
+				if w == 3 && i%5 == 0 {
+					tb.Cancel(alice, id)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	for _, id := range ids {
+		tb.Cancel(alice, id)
+		eventually(t, "the task is final", func() bool {
+			d, _ := tb.Get(alice, id)
+			return d.Status == "completed" || d.Status == "cancelled"
+		})
+	}
+	eventually(t, "the instances are free", func() bool { return inUse(p) == 0 })
+	if st := tb.Stats(); st.Running != 0 || st.InputRequired != 0 || st.Completed+st.Cancelled != 8 {
+		t.Errorf("stats %+v", st)
+	}
+	eventually(t, "no call is held", func() bool { st := m.Stats(); return st.Held == 0 && st.Parked == 0 })
+}

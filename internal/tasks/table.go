@@ -296,6 +296,7 @@ func (tk *task) follow(c *mrtr.Call) {
 		s, next := c.Next()
 		tk.record(s)
 		if s.Status.Final() {
+			c.Release() // no retry will claim it: out of the Manager's table
 			return
 		}
 		<-next
