@@ -16,19 +16,19 @@ import (
 func BenchmarkGet(b *testing.B) {
 	m, _ := mrtr.New(mrtr.Options{Key: testKey})
 	defer m.Close()
-	tb, _ := tasks.New(m, tasks.Options{Key: testKey, Auth: true})
+	tb, _ := tasks.New(m, tasks.Options{Auth: true})
 	defer tb.Close()
 	block := make(chan struct{})
 	defer close(block)
 	run := func(ctx context.Context, _ plugin.Host) (any, error) { <-block; return nil, nil }
 	req := mrtr.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"x"}`), Principal: "alice"}
-	d, _, err := tb.Call(context.Background(), alice, req, run, 0)
+	d, _, err := tb.Call(context.Background(), req, "", run, always)
 	if err != nil || d == nil {
 		b.Fatal(d, err)
 	}
-	other, _ := tasks.New(m, tasks.Options{Key: testKey, Auth: true})
+	other, _ := tasks.New(m, tasks.Options{Auth: true})
 	defer other.Close()
-	unissued, _, _ := other.Call(context.Background(), alice, req, run, 0)
+	unissued, _, _ := other.Call(context.Background(), req, "", run, always)
 	forged := []byte(d.TaskID)
 	forged[0] ^= 1
 	for _, bc := range []struct {

@@ -57,9 +57,14 @@ func (e *ElsewhereError) Unwrap() error { return ErrElsewhere }
 // package, of mrtr (an invalid answer in tasks/update), or nil for any
 // other.
 func RPCError(err error) *jsonrpc.Error {
+	var resp *mrtr.ResponseError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &resp):
+		// mrtr's text speaks of a retry and its requestState: a task has
+		// neither.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error() + "; send tasks/update again with a corrected answer"}
 	case errors.Is(err, ErrUnknownTask), errors.Is(err, ErrElsewhere):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	case errors.Is(err, ErrTooManyListeners):

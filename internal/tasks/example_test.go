@@ -20,7 +20,7 @@ import (
 func Example() {
 	m, _ := mrtr.New(mrtr.Options{})
 	defer m.Close()
-	tb, _ := tasks.New(m, tasks.Options{Auth: true, After: 50 * time.Millisecond})
+	tb, _ := tasks.New(m, tasks.Options{Auth: true})
 	defer tb.Close()
 
 	release := make(chan struct{})
@@ -33,10 +33,12 @@ func Example() {
 		}
 	}
 	owner := tasks.Owner{Principal: "alice"}
+	// The edge's choice for this tool: a task once it has run 50 ms.
+	policy := mrtr.TaskPolicy{Mode: mrtr.TaskAuto, After: 50 * time.Millisecond}
 	req := mrtr.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"build","arguments":{}}`), Principal: "alice"}
 
 	// The edge answers a CreateTaskResult: resultType "task" and the view.
-	task, _, err := tb.Call(context.Background(), owner, req, run, -1)
+	task, _, err := tb.Call(context.Background(), req, "", run, policy)
 	if err != nil {
 		panic(err)
 	}

@@ -64,9 +64,6 @@ func newTable(t *testing.T, mo mrtr.Options, o tasks.Options) (*tasks.Table, *mr
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Key == nil {
-		o.Key = testKey
-	}
 	tb, err := tasks.New(m, o)
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +87,39 @@ type call struct {
 
 func sleepCall(ms int) call { return call{"sleep", map[string]any{"ms": ms}} }
 
-// start sends c to tb for owner, as the edge would, with threshold after.
-func start(t *testing.T, tb *tasks.Table, p *plugin.Plugin, owner tasks.Owner, c call, after time.Duration) (*tasks.Detailed, *mrtr.Outcome, error) {
+// askCall asks for a name, then answers with pad_kib KiB of padding: as a
+// task of TaskAlways, it is a task whatever the machine's load (it cannot
+// end before its answer comes), and it ends when answerTask answers it.
+func askCall(padKiB int) call {
+	return call{"sleep", map[string]any{"ms": 0, "ask": true, "pad_kib": padKiB}}
+}
+
+// answerTask waits until the task asks, and answers it.
+func answerTask(t *testing.T, tb *tasks.Table, owner tasks.Owner, id string) {
+	t.Helper()
+	in := waitFor(t, tb, owner, id, "input_required")
+	answers := map[string]json.RawMessage{}
+	for k := range in.InputRequests {
+		answers[k] = json.RawMessage(`{"action":"accept","content":{"name":"x"}}`)
+	}
+	if err := tb.Update(owner, id, answers); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Task policies of the tests.
+var (
+	always = mrtr.TaskPolicy{Mode: mrtr.TaskAlways}
+	never  = mrtr.TaskPolicy{}
+	// patient is TaskAuto with a threshold no call of these tests reaches
+	// before it ends or asks, however loaded the machine.
+	patient = mrtr.TaskPolicy{Mode: mrtr.TaskAuto, After: time.Minute}
+)
+
+func after(d time.Duration) mrtr.TaskPolicy { return mrtr.TaskPolicy{Mode: mrtr.TaskAuto, After: d} }
+
+// start sends c to tb for owner, as the edge would, with policy.
+func start(t *testing.T, tb *tasks.Table, p *plugin.Plugin, owner tasks.Owner, c call, policy mrtr.TaskPolicy) (*tasks.Detailed, *mrtr.Outcome, error) {
 	t.Helper()
 	if c.args == nil {
 		c.args = map[string]any{}
@@ -103,7 +131,7 @@ func start(t *testing.T, tb *tasks.Table, p *plugin.Plugin, owner tasks.Owner, c
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	req := mrtr.Request{Method: "tools/call", Params: raw, Principal: owner.Principal, Capabilities: allCaps}
-	return tb.Call(ctx, owner, req, toolRun(p, c), after)
+	return tb.Call(ctx, req, owner.Client, toolRun(p, c), policy)
 }
 
 // toolRun is the Run of c on p.
@@ -115,9 +143,9 @@ func toolRun(p *plugin.Plugin, c call) mrtr.Run {
 }
 
 // mustTask starts c and fails unless it became a task.
-func mustTask(t *testing.T, tb *tasks.Table, p *plugin.Plugin, owner tasks.Owner, c call, after time.Duration) *tasks.Detailed {
+func mustTask(t *testing.T, tb *tasks.Table, p *plugin.Plugin, owner tasks.Owner, c call, policy mrtr.TaskPolicy) *tasks.Detailed {
 	t.Helper()
-	d, out, err := start(t, tb, p, owner, c, after)
+	d, out, err := start(t, tb, p, owner, c, policy)
 	if err != nil || d == nil {
 		t.Fatalf("%s: %+v, %+v, %v; want a task", c.tool, d, out, err)
 	}
@@ -140,6 +168,37 @@ func waitFor(t *testing.T, tb *tasks.Table, owner tasks.Owner, id, want string) 
 			t.Fatalf("task is %s (%s), want %s", d.Status, d.StatusMessage, want)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// listen returns a listener of the task id, closed when the test ends.
+func listen(t *testing.T, tb *tasks.Table, owner tasks.Owner, id string) *tasks.Listener {
+	t.Helper()
+	l, accepted, err := tb.Listen(owner, []string{id})
+	if err != nil || len(accepted) != 1 {
+		t.Fatalf("Listen: %v, %v", accepted, err)
+	}
+	t.Cleanup(l.Close)
+	return l
+}
+
+// next returns the listener's first event with status want: for a task
+// that may be forgotten soon after, where polling could miss it.
+func next(t *testing.T, l *tasks.Listener, want string) *tasks.Detailed {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case d, ok := <-l.Events():
+			if !ok {
+				t.Fatalf("listener closed before %s", want)
+			}
+			if d.Status == want {
+				return d
+			}
+		case <-deadline:
+			t.Fatalf("no %s event", want)
+		}
 	}
 }
 
@@ -181,3 +240,13 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func inUse(p *plugin.Plugin) int { n, _ := p.Stats(); return n }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// reason returns the reason in a failed task's error data.
+func reason(d *tasks.Detailed) string {
+	if d.Error == nil {
+		return ""
+	}
+	var v struct{ Reason string }
+	json.Unmarshal(d.Error.Data, &v)
+	return v.Reason
+}

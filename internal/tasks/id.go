@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"fmt"
 	"strings"
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
@@ -24,28 +23,9 @@ const (
 	maxIDLen = randLen + 1 + macLen + 1 + 63
 )
 
-// idDomain separates the task id key from every other use of the state
-// key (sealing requestStates).
-var idDomain = []byte("hangar tasks: task id key v1")
-
-// idKeys derives the id MAC keys from the state keys (the current one
-// first).
-func idKeys(key []byte, previous [][]byte) ([][]byte, error) {
-	if key == nil {
-		key = make([]byte, mrtr.KeySize)
-		rand.Read(key)
-	}
-	var out [][]byte
-	for i, k := range append([][]byte{key}, previous...) {
-		if len(k) != mrtr.KeySize {
-			return nil, fmt.Errorf("task id key %d has %d bytes: it must have %d, as the state key", i, len(k), mrtr.KeySize)
-		}
-		h := hmac.New(sha256.New, k)
-		h.Write(idDomain)
-		out = append(out, h.Sum(nil))
-	}
-	return out, nil
-}
+// idLabel separates the task id keys from every other use of the state
+// keys (sealing requestStates): mrtr.Manager.DeriveKeys derives them.
+const idLabel = "hangar tasks: task id key v1"
 
 func idMAC(key []byte, random, replica string) string {
 	h := hmac.New(sha256.New, key)

@@ -17,9 +17,10 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultAfter is how long a call runs before it becomes a task: long
-	// enough that a quick tool answers directly, as most do, short enough
-	// that a client is not left holding a request open for a long one.
+	// DefaultAfter is the threshold of mrtr.TaskAuto the edge gives a
+	// tool by default (tasks.after): long enough that a quick tool answers
+	// directly, as most do, short enough that a client is not left
+	// holding a request open for a long one.
 	DefaultAfter = 2 * time.Second
 	// DefaultMaxTasks bounds the tasks on one server, running or kept.
 	DefaultMaxTasks = 1000
@@ -29,7 +30,8 @@ const (
 	// DefaultMaxResultBytes bounds a kept result: a tool result the size
 	// of a page of text or a small image.
 	DefaultMaxResultBytes = 1 << 20
-	// DefaultMaxKeptBytes bounds the results kept for every task together.
+	// DefaultMaxKeptBytes bounds the results kept for every task together,
+	// and DefaultMaxKeptBytes/8 those of one owner.
 	DefaultMaxKeptBytes = 64 << 20
 	// DefaultKeep is how long a finished task is kept for its client.
 	DefaultKeep = 15 * time.Minute
@@ -47,14 +49,10 @@ const (
 )
 
 // Options configure a Table. Zero means the default; a negative value is
-// an error.
+// an error. The key that authenticates task ids is derived from the
+// Manager's state keys (mrtr.Manager.DeriveKeys), so that every replica
+// that shares them shares it, and it rotates with them.
 type Options struct {
-	// Key derives the key that authenticates task ids: the state key the
-	// Manager seals requestStates with (mrtr.Options.Key), the same on
-	// every replica. Nil means a random key: ids are then good on this
-	// process only. PreviousKeys authenticate ids made before a rotation.
-	Key          []byte
-	PreviousKeys [][]byte
 	// Auth says that requests are authenticated: a request without a
 	// principal is then anonymous, gets no task (it is answered directly)
 	// and sees none. Without Auth, every request is anonymous: a task is
@@ -62,9 +60,6 @@ type Options struct {
 	// the cap of the client key its request gave (Owner.Client); an
 	// anonymous request without a client key gets no task.
 	Auth bool
-	// After is how long a call runs before it becomes a task, unless the
-	// request says otherwise (Call's after).
-	After time.Duration
 	// MaxTasks and MaxTasksPerOwner cap the tasks kept, running or
 	// finished, on the server and per owner. A call past its threshold
 	// at a cap does not become a task: its request waits for it, as a
@@ -73,10 +68,13 @@ type Options struct {
 	MaxTasksPerOwner int
 	// MaxResultBytes bounds a task's result, JSON-encoded: a larger one
 	// fails the task with ErrResultTooLarge. MaxKeptBytes bounds the
-	// results of all tasks together: a result past it fails its task with
-	// ErrKeptFull.
-	MaxResultBytes int
-	MaxKeptBytes   int64
+	// results of all tasks together, and MaxKeptBytesPerOwner (by default
+	// an eighth of MaxKeptBytes) those of one owner, so that one owner's
+	// results cannot fail every other owner's tasks: a result past either
+	// fails its task with ErrKeptFull.
+	MaxResultBytes       int
+	MaxKeptBytes         int64
+	MaxKeptBytesPerOwner int64
 	// Keep is how long a finished task is kept (its ttlMs runs to then):
 	// after it, the task is forgotten and its place under the caps freed.
 	Keep time.Duration
@@ -92,7 +90,8 @@ type Options struct {
 	MaxListeners         int
 	MaxListenersPerOwner int
 	// ErrorObject maps the error of a failed call to the JSON-RPC error
-	// its task reports; nil means mrtr.RPCError, or an internal error
+	// its task reports; nil, or a nil result, means the *jsonrpc.Error in
+	// the error's chain if any, else mrtr.RPCError, else an internal error
 	// (-32603) with the error's text.
 	ErrorObject func(error) *jsonrpc.Error
 	// Now is the clock of createdAt and lastUpdatedAt; nil is time.Now.
@@ -120,8 +119,9 @@ type Table struct {
 	mu        sync.Mutex
 	tasks     map[string]*task
 	perOwner  map[string]int
-	kept      int64 // bytes of the kept results
-	listeners int
+	kept      int64            // bytes of the kept results
+	keptBy    map[string]int64 // of those, by owner
+	listeners map[*Listener]struct{}
 	perListen map[string]int
 	closed    bool           // draining or closed: no call becomes a task
 	shut      bool           // closed: no listener either
@@ -148,12 +148,13 @@ type task struct {
 	mu       sync.Mutex
 	call     *mrtr.Call // nil once final: the outcome is kept here
 	status   mrtr.Status
-	keys     string // of the input requests recorded, to tell rounds apart
+	keys     string // of the input requests recorded, to tell changes apart
+	version  uint64 // counts the recorded changes, to keep listeners' order
 	message  string
+	cause    error // why it ended, when failed or cancelled
 	updated  time.Time
 	finished time.Time
 	inputs   map[string]json.RawMessage
-	answers  map[string]json.RawMessage // partial answers of this round
 	result   json.RawMessage
 	errObj   *jsonrpc.Error
 	size     int64 // of result, counted in Table.kept
@@ -167,13 +168,9 @@ func New(m *mrtr.Manager, o Options) (*Table, error) {
 	if m == nil {
 		return nil, errors.New("tasks: New needs a Manager")
 	}
-	if o.After < 0 || o.MaxTasks < 0 || o.MaxTasksPerOwner < 0 || o.MaxResultBytes < 0 || o.MaxKeptBytes < 0 ||
+	if o.MaxTasks < 0 || o.MaxTasksPerOwner < 0 || o.MaxResultBytes < 0 || o.MaxKeptBytes < 0 || o.MaxKeptBytesPerOwner < 0 ||
 		o.Keep < 0 || o.MaxRun < 0 || o.PollInterval < 0 || o.ListenerBuffer < 0 || o.MaxListeners < 0 || o.MaxListenersPerOwner < 0 {
 		return nil, errors.New("tasks: durations, caps and bounds must not be negative")
-	}
-	keys, err := idKeys(o.Key, o.PreviousKeys)
-	if err != nil {
-		return nil, err
 	}
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -185,12 +182,14 @@ func New(m *mrtr.Manager, o Options) (*Table, error) {
 			*v = d
 		}
 	}
-	defd(&o.After, DefaultAfter)
 	def(&o.MaxTasks, DefaultMaxTasks)
 	def(&o.MaxTasksPerOwner, DefaultMaxTasksPerOwner)
 	def(&o.MaxResultBytes, DefaultMaxResultBytes)
 	if o.MaxKeptBytes == 0 {
 		o.MaxKeptBytes = DefaultMaxKeptBytes
+	}
+	if o.MaxKeptBytesPerOwner == 0 {
+		o.MaxKeptBytesPerOwner = max(o.MaxKeptBytes/8, int64(o.MaxResultBytes))
 	}
 	defd(&o.Keep, DefaultKeep)
 	defd(&o.MaxRun, DefaultMaxRun)
@@ -204,10 +203,12 @@ func New(m *mrtr.Manager, o Options) (*Table, error) {
 	return &Table{
 		m:         m,
 		o:         o,
-		keys:      keys,
+		keys:      m.DeriveKeys(idLabel),
 		replica:   m.Replica(),
 		tasks:     map[string]*task{},
 		perOwner:  map[string]int{},
+		keptBy:    map[string]int64{},
+		listeners: map[*Listener]struct{}{},
 		perListen: map[string]int{},
 	}, nil
 }
@@ -226,35 +227,43 @@ func (t *Table) ownerKey(o Owner) (string, bool) {
 	return "c\x00" + o.Client, true
 }
 
-// Call serves a request whose call may become a task (a tools/call of a
-// client that declared the extension). The call runs as mrtr.Manager.
-// Begin runs it: if it ends or asks for input within after (negative: the
-// table's Options.After; zero: at once, for a tool that says it runs
-// long), Call returns the Outcome (or error) to answer with, as
-// mrtr.Manager.Serve; otherwise the call becomes a task, and Call returns
-// its view, to answer as a CreateTaskResult (resultType "task"). A call
-// of an owner who may have no task, or past a cap, is served as by Serve.
-func (t *Table) Call(ctx context.Context, o Owner, req mrtr.Request, run mrtr.Run, after time.Duration) (*Detailed, *mrtr.Outcome, error) {
-	if after < 0 {
-		after = t.o.After
+// Call serves a tools/call of a client that declared the extension,
+// whose call may become a task as policy says (see mrtr.TaskPolicy): its
+// result, input_required over MRTR, or an error come back as from
+// mrtr.Manager.Serve (an Outcome, or an error); a call that becomes a
+// task comes back as its view, to answer as a CreateTaskResult
+// (resultType "task"). The task belongs to the request's principal
+// (req.Principal), and, for an anonymous request, counts under client,
+// the key that tells anonymous clients apart (the session id, or the
+// remote address); an anonymous request on a server with Auth, or
+// without a client key, gets no task. A call of an owner who may have
+// no task, of policy TaskNever, or past a cap is served as by Serve. A
+// request of another method is refused (mrtr.ErrTaskMethod): the edge
+// serves it with Serve.
+func (t *Table) Call(ctx context.Context, req mrtr.Request, client string, run mrtr.Run, policy mrtr.TaskPolicy) (*Detailed, *mrtr.Outcome, error) {
+	if req.Method != "tools/call" {
+		return nil, nil, fmt.Errorf("%w, not %s", mrtr.ErrTaskMethod, req.Method)
 	}
+	o := Owner{Principal: req.Principal, Client: client}
 	key, ok := t.ownerKey(o)
-	if !ok {
+	if !ok || policy.Mode == mrtr.TaskNever {
 		out, err := t.m.Serve(ctx, req, run)
 		return nil, out, err
 	}
 	var tk *task
 	keep := func(c *mrtr.Call) bool {
 		tk = t.admit(key, o.Principal, c)
-		return tk != nil
+		if tk == nil {
+			return false
+		}
+		go tk.follow() // before the request's queued notifications are handed over
+		return true
 	}
-	c, out, err := t.m.Begin(ctx, req, run, after, keep)
+	c, out, err := t.m.Begin(ctx, req, run, policy, keep)
 	if c == nil {
 		return nil, out, err
 	}
-	d := tk.view()
-	go tk.follow(c)
-	return d, nil, nil
+	return tk.view(), nil, nil
 }
 
 // admit makes c a task of owner, or reports nil at a cap or once closed.
@@ -264,7 +273,7 @@ func (t *Table) admit(owner, principal string, c *mrtr.Call) *task {
 	switch {
 	case t.closed:
 		return nil
-	case len(t.tasks) >= t.o.MaxTasks, t.perOwner[owner] >= t.o.MaxTasksPerOwner:
+	case len(t.tasks) >= t.o.MaxTasks, t.perOwner[owner] >= t.o.MaxTasksPerOwner, t.keptBy[owner] >= t.o.MaxKeptBytesPerOwner:
 		t.stats.capFallbacks.Add(1)
 		return nil
 	}
@@ -279,7 +288,10 @@ func (t *Table) admit(owner, principal string, c *mrtr.Call) *task {
 		status:    mrtr.Working,
 		updated:   now,
 	}
-	tk.timer = time.AfterFunc(t.o.MaxRun, func() { c.Cancel(fmt.Errorf("%w (%s, tasks.max_run)", ErrRunTimeout, t.o.MaxRun)) })
+	tk.timer = time.AfterFunc(t.o.MaxRun, func() {
+		c.Stop(fmt.Errorf("%w (%s, tasks.max_run)", ErrRunTimeout, t.o.MaxRun))
+		tk.sync()
+	})
 	t.tasks[tk.id] = tk
 	t.perOwner[owner]++
 	t.stats.created.Add(1)
@@ -290,53 +302,64 @@ func (t *Table) admit(owner, principal string, c *mrtr.Call) *task {
 
 // follow records the call's changes until it is final, on a goroutine of
 // the task's own (one per running task, so bounded by the caps).
-func (tk *task) follow(c *mrtr.Call) {
+func (tk *task) follow() {
 	defer tk.t.running.Done()
 	for {
-		s, next := c.Next()
-		tk.record(s)
-		if s.Status.Final() {
-			c.Release() // no retry will claim it: out of the Manager's table
+		next, final := tk.sync()
+		if final {
 			return
 		}
 		<-next
 	}
 }
 
-// record makes s the task's state, if it changed, and tells its
-// listeners.
-func (tk *task) record(s mrtr.Snapshot) {
+// sync makes the call's state now the task's, if it changed, and tells
+// its listeners; it returns the channel of the call's next change, and
+// whether the task is final. The follower calls it at each change, and
+// Update, Cancel, Drain and max_run right after theirs, so that a
+// tasks/get that follows them reads their effect. The state is read under
+// tk.mu, so that the recorded state never goes back to an older one.
+func (tk *task) sync() (<-chan struct{}, bool) {
 	t := tk.t
 	tk.mu.Lock()
-	keys := keysOf(s.InputRequests)
-	if tk.call == nil || (s.Status == tk.status && keys == tk.keys) {
+	c := tk.call
+	if c == nil {
 		tk.mu.Unlock()
-		return
+		return nil, true
+	}
+	s, next := c.Next()
+	keys := keysOf(s.InputRequests)
+	if s.Status == tk.status && keys == tk.keys {
+		tk.mu.Unlock()
+		return next, false
 	}
 	if tk.status == mrtr.InputRequired {
 		t.stats.inputRequired.Add(-1)
 	}
 	tk.status, tk.keys, tk.inputs, tk.message = s.Status, keys, nil, ""
 	tk.updated = t.o.Now()
+	tk.version++
 	switch s.Status {
 	case mrtr.InputRequired:
 		t.stats.inputRequired.Add(1)
 		tk.inputs = s.InputRequests
 		if !s.Expiry.IsZero() {
-			tk.message = "waiting for tasks/update with the answers to inputRequests until " + s.Expiry.UTC().Format(time.RFC3339)
+			tk.message = "waiting for tasks/update with the answers to inputRequests, at the latest until " + s.Expiry.UTC().Format(time.RFC3339)
 		}
 	case mrtr.Completed, mrtr.Failed, mrtr.Cancelled:
 		tk.finishLocked(s)
+		c.Release() // out of the Manager's table; its plugin's execution ends
 	}
-	d := tk.viewLocked()
+	d, v := tk.viewLocked(), tk.version
 	subs := make([]*Listener, 0, len(tk.subs))
 	for l := range tk.subs {
 		subs = append(subs, l)
 	}
 	tk.mu.Unlock()
 	for _, l := range subs {
-		l.send(d)
+		l.send(tk, d, v)
 	}
+	return next, s.Status.Final()
 }
 
 // finishLocked keeps the outcome of the final snapshot s, drops the call,
@@ -344,7 +367,6 @@ func (tk *task) record(s mrtr.Snapshot) {
 func (tk *task) finishLocked(s mrtr.Snapshot) {
 	t := tk.t
 	tk.call = nil
-	tk.answers = nil
 	tk.finished = tk.updated
 	t.stats.running.Add(-1)
 	status := s.Status
@@ -353,34 +375,53 @@ func (tk *task) finishLocked(s mrtr.Snapshot) {
 		b, err := json.Marshal(s.Result)
 		switch {
 		case err != nil:
-			status, tk.errObj = mrtr.Failed, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the task's result: " + err.Error()}
+			status, tk.cause = mrtr.Failed, fmt.Errorf("encoding the task's result: %w", err)
+			tk.errObj = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: tk.cause.Error()}
+		case s.Result == nil || b[0] != '{':
+			status, tk.cause = mrtr.Failed, fmt.Errorf("the call's result is %s, not an object", b)
+			tk.errObj = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: tk.cause.Error()}
 		case len(b) > t.o.MaxResultBytes:
 			t.stats.tooLarge.Add(1)
-			status, tk.errObj = mrtr.Failed, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
-				"%s: %d bytes, past its limit of %d (tasks.max_result_bytes); ask the tool for less (a page, a summary), or ask the operator to raise the limit",
-				ErrResultTooLarge, len(b), t.o.MaxResultBytes)}
+			status, tk.cause = mrtr.Failed, ErrResultTooLarge
+			tk.errObj = boundError(fmt.Sprintf("%s: %d bytes, past its limit of %d (tasks.max_result_bytes); ask the tool for less (a page, a summary), or ask the operator to raise the limit",
+				ErrResultTooLarge, len(b), t.o.MaxResultBytes), "result_too_large", "tasks.max_result_bytes", int64(t.o.MaxResultBytes))
 		default:
 			t.mu.Lock()
-			room := t.kept+int64(len(b)) <= t.o.MaxKeptBytes && !tk.gone
+			n := int64(len(b))
+			owner := t.keptBy[tk.owner]+n <= t.o.MaxKeptBytesPerOwner
+			room := owner && t.kept+n <= t.o.MaxKeptBytes && !tk.gone
 			if room {
-				t.kept += int64(len(b))
-				tk.size = int64(len(b))
+				t.kept += n
+				t.keptBy[tk.owner] += n
+				tk.size = n
 			}
 			t.mu.Unlock()
-			if room {
+			switch {
+			case room:
 				tk.result = b
-			} else {
+			case !owner:
 				t.stats.keptFull.Add(1)
-				status, tk.errObj = mrtr.Failed, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
-					"%s (%d bytes, tasks.max_kept_bytes): start the call again later, once other tasks' results have been collected or expired", ErrKeptFull, t.o.MaxKeptBytes)}
+				status, tk.cause = mrtr.Failed, ErrKeptFull
+				tk.errObj = boundError(fmt.Sprintf("%s: your tasks' results kept here reached %d bytes (tasks.max_kept_bytes_per_client); collect them and let them expire (tasks.keep), or ask the tool for less",
+					ErrKeptFull, t.o.MaxKeptBytesPerOwner), "kept_full_client", "tasks.max_kept_bytes_per_client", t.o.MaxKeptBytesPerOwner)
+			default:
+				t.stats.keptFull.Add(1)
+				status, tk.cause = mrtr.Failed, ErrKeptFull
+				tk.errObj = boundError(fmt.Sprintf("%s (%d bytes, tasks.max_kept_bytes): start the call again later, once other tasks' results have expired (tasks.keep)",
+					ErrKeptFull, t.o.MaxKeptBytes), "kept_full", "tasks.max_kept_bytes", t.o.MaxKeptBytes)
 			}
 		}
 	case mrtr.Failed:
+		tk.cause = s.Err
 		tk.errObj = t.errorObject(s.Err)
 	case mrtr.Cancelled:
+		tk.cause = s.Err
 		if s.Err != nil {
 			tk.message = s.Err.Error()
 		}
+	}
+	if status == mrtr.Failed {
+		tk.message = "failed: " + tk.errObj.Message // the extension: a failed task SHOULD say why
 	}
 	tk.status = status
 	switch status {
@@ -408,6 +449,10 @@ func (t *Table) errorObject(err error) *jsonrpc.Error {
 			return e
 		}
 	}
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return rpc
+	}
 	if e := mrtr.RPCError(err); e != nil {
 		return e
 	}
@@ -419,13 +464,25 @@ func (t *Table) errorObject(err error) *jsonrpc.Error {
 // free.
 func (tk *task) forget() {
 	t := tk.t
-	tk.mu.Lock()
-	tk.subs = nil
-	tk.mu.Unlock()
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.removeLocked(tk) {
+	removed := t.removeLocked(tk)
+	t.mu.Unlock()
+	if removed {
 		t.stats.expired.Add(1)
+	}
+	tk.drop()
+}
+
+// drop lets go of what a forgotten task holds: its outcome, and its
+// listeners (which let go of it), so that nothing keeps its result
+// beyond the events already buffered for a listener.
+func (tk *task) drop() {
+	tk.mu.Lock()
+	subs := tk.subs
+	tk.subs, tk.result, tk.inputs, tk.errObj = nil, nil, nil, nil
+	tk.mu.Unlock()
+	for l := range subs {
+		l.forget(tk)
 	}
 }
 
@@ -440,6 +497,9 @@ func (t *Table) removeLocked(tk *task) bool {
 		delete(t.perOwner, tk.owner)
 	}
 	t.kept -= tk.size
+	if t.keptBy[tk.owner] -= tk.size; t.keptBy[tk.owner] <= 0 {
+		delete(t.keptBy, tk.owner)
+	}
 	return true
 }
 
@@ -502,42 +562,31 @@ func (t *Table) Get(o Owner, id string) (*Detailed, error) {
 }
 
 // Update gives a task the answers to its input requests, for
-// tasks/update. Answers to keys that are not outstanding (never issued,
-// already answered, or of a task no longer waiting) are ignored; a
-// partial set is kept until the rest comes, and the task stays
-// input_required meanwhile. An answer of the wrong shape for its request
-// is an error (mrtr's *ResponseError, invalid params) and is not kept;
-// the other answers of the same update are not kept either.
+// tasks/update. Each answer to an outstanding key goes to the plugin at
+// once, and the key leaves the task's inputRequests; the task stays
+// input_required while other keys are outstanding. Answers to keys that
+// are not outstanding (never issued, already answered, or of a task no
+// longer waiting) are ignored. An answer of the wrong shape for its
+// request is an error (mrtr's *ResponseError, invalid params), and no
+// answer of that update is delivered. A tasks/get after Update returns
+// reads its effect.
 func (t *Table) Update(o Owner, id string, responses map[string]json.RawMessage) error {
 	tk, err := t.lookup(o, id)
 	if err != nil {
 		return err
 	}
 	tk.mu.Lock()
-	defer tk.mu.Unlock()
-	if tk.call == nil {
+	c := tk.call
+	tk.mu.Unlock()
+	if c == nil {
 		return nil // final: nothing outstanding
 	}
-	s, _ := tk.call.Next()
-	if s.Status != mrtr.InputRequired {
-		return nil
-	}
-	merged := make(map[string]json.RawMessage, len(s.InputRequests))
-	for k := range s.InputRequests {
-		if a, ok := responses[k]; ok {
-			merged[k] = a
-		} else if a, ok := tk.answers[k]; ok {
-			merged[k] = a
-		}
-	}
-	delivered, err := tk.call.Answer(merged)
+	n, err := c.Answer(responses)
 	if err != nil {
 		return fmt.Errorf("task %s: %w", id, err)
 	}
-	if delivered {
-		tk.answers = nil
-	} else {
-		tk.answers = merged
+	if n > 0 {
+		tk.sync()
 	}
 	return nil
 }
@@ -554,8 +603,8 @@ func (t *Table) Cancel(o Owner, id string) error {
 	tk.mu.Lock()
 	c := tk.call
 	tk.mu.Unlock()
-	if c != nil {
-		c.Cancel(ErrCancelled)
+	if c != nil && c.Stop(ErrCancelled) {
+		tk.sync()
 	}
 	return nil
 }
@@ -566,14 +615,15 @@ func (t *Table) Cancel(o Owner, id string) error {
 // (ErrDraining), so that every task has a final status that tasks/get
 // reads for as long as the server still answers. Give ctx the drain
 // timeout less the time clients need to read the outcome. Drain returns
-// how many tasks it cancelled.
+// when every task is final, at the latest when ctx ends (the
+// cancellations take no waiting), with how many tasks it cancelled.
 func (t *Table) Drain(ctx context.Context) int {
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
-		t.running.Wait()
+		t.running.Wait() // admit adds no more: closed
 		close(done)
 	}()
 	select {
@@ -586,18 +636,20 @@ func (t *Table) Drain(ctx context.Context) int {
 		tk.mu.Lock()
 		c := tk.call
 		tk.mu.Unlock()
-		if c != nil {
-			c.Cancel(ErrDraining)
+		if c == nil {
+			continue
+		}
+		if c.Stop(ErrDraining) {
 			n++
 		}
+		tk.sync() // final now: tasks/get reads it once Drain returns
 	}
-	<-done // a cancelled call is final at once: its follower returns
 	t.stats.drained.Add(uint64(n))
 	return n
 }
 
-// Close drains at once (every running task is cancelled) and forgets
-// every task.
+// Close drains at once (every running task is cancelled), forgets every
+// task and closes every listener.
 func (t *Table) Close() {
 	t.mu.Lock()
 	t.shut = true
@@ -610,11 +662,20 @@ func (t *Table) Close() {
 		if tk.timer != nil {
 			tk.timer.Stop()
 		}
-		tk.subs = nil
 		tk.mu.Unlock()
 		t.mu.Lock()
 		t.removeLocked(tk)
 		t.mu.Unlock()
+		tk.drop()
+	}
+	t.mu.Lock()
+	ls := make([]*Listener, 0, len(t.listeners))
+	for l := range t.listeners {
+		ls = append(ls, l)
+	}
+	t.mu.Unlock()
+	for _, l := range ls {
+		l.Close()
 	}
 }
 
@@ -652,7 +713,7 @@ type Stats struct {
 // Stats returns the current gauges and counters.
 func (t *Table) Stats() Stats {
 	t.mu.Lock()
-	n, kept, listeners := len(t.tasks), t.kept, t.listeners
+	n, kept, listeners := len(t.tasks), t.kept, len(t.listeners)
 	t.mu.Unlock()
 	s := &t.stats
 	return Stats{
@@ -661,4 +722,11 @@ func (t *Table) Stats() Stats {
 		Expired: s.expired.Load(), CapFallbacks: s.capFallbacks.Load(), TooLarge: s.tooLarge.Load(), KeptFull: s.keptFull.Load(),
 		Unknown: s.unknown.Load(), Drained: s.drained.Load(), DroppedEvents: s.dropped.Load(), ListenRefusals: s.listenRefusals.Load(),
 	}
+}
+
+// boundError is the JSON-RPC error of a task failed at a bound, with the
+// bound in its data: {"reason", "setting", "limit"}.
+func boundError(msg, reason, setting string, limit int64) *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]any{"reason": reason, "setting": setting, "limit": limit})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg, Data: data}
 }

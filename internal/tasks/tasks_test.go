@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
+	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/tasks"
 )
 
@@ -23,18 +25,18 @@ func TestCallBecomesATask(t *testing.T) {
 	p := loadPlugin(t, 2)
 	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
 	for _, tc := range []struct {
-		name  string
-		c     call
-		after time.Duration
-		task  bool
+		name   string
+		c      call
+		policy mrtr.TaskPolicy
+		task   bool
 	}{
-		{"quick call answers directly", call{"count", nil}, time.Second, false},
-		{"long call becomes a task", sleepCall(300), 30 * time.Millisecond, true},
-		{"a tool that runs long is a task at once", sleepCall(50), 0, true},
-		{"negative after is the table's (2 s)", sleepCall(50), -1, false},
+		{"quick call answers directly", call{"count", nil}, patient, false},
+		{"long call becomes a task", sleepCall(1000), after(30 * time.Millisecond), true},
+		{"a tool that runs long is a task at once", sleepCall(1000), always, true},
+		{"never a task", sleepCall(50), never, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, out, err := start(t, tb, p, alice, tc.c, tc.after)
+			d, out, err := start(t, tb, p, alice, tc.c, tc.policy)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,31 +68,76 @@ func TestCallBecomesATask(t *testing.T) {
 }
 
 // A call that asks for input before its threshold is answered over MRTR,
-// before any task exists; its retry through the table is served as a
-// retry, and never becomes a task.
+// before any task exists. Its retry through the table is served as a
+// retry: answered directly when the call ends before the threshold, and
+// a task (the extension's MRTR to tasks composition) when the answer
+// leaves it working, at once with TaskAfterInput; the task's result has
+// the answer gathered over MRTR.
 func TestInputBeforeTheThresholdIsMRTR(t *testing.T) {
+	p := loadPlugin(t, 2)
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
+	afterInput := mrtr.TaskPolicy{Mode: mrtr.TaskAfterInput, After: time.Minute}
+	for _, tc := range []struct {
+		name   string
+		c      call
+		policy mrtr.TaskPolicy
+		task   bool
+	}{
+		{"a quick retry answers directly", call{"ask", nil}, patient, false},
+		{"a retry that works on becomes a task", call{"sleep", map[string]any{"ms": 0, "ask": true, "then_ms": 1000}}, afterInput, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, out, err := start(t, tb, p, alice, tc.c, tc.policy)
+			if err != nil || d != nil || out == nil || out.Input == nil {
+				t.Fatalf("round 1: %+v, %+v, %v; want input_required", d, out, err)
+			}
+			var key string
+			for k := range out.Input.InputRequests {
+				key = k
+			}
+			args := tc.c.args
+			if args == nil {
+				args = map[string]any{}
+			}
+			raw, _ := json.Marshal(map[string]any{
+				"name": tc.c.tool, "arguments": args,
+				"requestState":   out.Input.RequestState,
+				"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}},
+			})
+			req := mrtr.Request{Method: "tools/call", Params: raw, Principal: alice.Principal, Capabilities: allCaps}
+			d, out, err = tb.Call(context.Background(), req, "", nil, tc.policy)
+			if !tc.task {
+				if err != nil || d != nil || out == nil || out.Result == nil {
+					t.Fatalf("the retry: %+v, %+v, %v; want the result", d, out, err)
+				}
+				return
+			}
+			if err != nil || d == nil || d.Status != "working" || d.InputRequests != nil {
+				t.Fatalf("the retry: %+v, %+v, %v; want a working task", d, out, err)
+			}
+			done := waitFor(t, tb, alice, d.TaskID, "completed")
+			if v := decoded(t, resultText(t, done)); v["content"].(map[string]any)["name"] != "Ada" {
+				t.Errorf("result %v, want the answer gathered over MRTR", v)
+			}
+		})
+	}
+	if st := tb.Stats(); st.Created != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// Only tools/call may become a task; the task's owner is the request's
+// principal, whose caps its call counts against.
+func TestCallRefuses(t *testing.T) {
 	p := loadPlugin(t, 1)
 	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
-	d, out, err := start(t, tb, p, alice, call{"ask", nil}, 5*time.Second)
-	if err != nil || d != nil || out == nil || out.Input == nil {
-		t.Fatalf("ask: %+v, %+v, %v; want input_required", d, out, err)
+	raw, _ := json.Marshal(map[string]any{"name": "ask_prompt"})
+	req := mrtr.Request{Method: "prompts/get", Params: raw, Principal: alice.Principal, Capabilities: allCaps}
+	if d, out, err := tb.Call(context.Background(), req, "", toolRun(p, call{"count", nil}), always); d != nil || out != nil || !errors.Is(err, mrtr.ErrTaskMethod) {
+		t.Errorf("prompts/get: %+v, %+v, %v; want ErrTaskMethod", d, out, err)
 	}
-	var key string
-	for k := range out.Input.InputRequests {
-		key = k
-	}
-	raw, _ := json.Marshal(map[string]any{
-		"name": "ask", "arguments": map[string]any{},
-		"requestState":   out.Input.RequestState,
-		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}},
-	})
-	req := mrtr.Request{Method: "tools/call", Params: raw, Principal: alice.Principal, Capabilities: allCaps}
-	d, out, err = tb.Call(context.Background(), alice, req, nil, 0)
-	if err != nil || d != nil || out == nil || out.Result == nil {
-		t.Fatalf("the retry: %+v, %+v, %v; want the result", d, out, err)
-	}
-	if st := tb.Stats(); st.Created != 0 {
-		t.Errorf("stats %+v: no task was to be made", st)
+	if st := tb.Stats(); st.Created != 0 || inUse(p) != 0 {
+		t.Errorf("stats %+v", st)
 	}
 }
 
@@ -100,7 +147,7 @@ func TestInputBeforeTheThresholdIsMRTR(t *testing.T) {
 func TestInputRequiredTask(t *testing.T) {
 	p := loadPlugin(t, 1)
 	tb, m := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
-	d := mustTask(t, tb, p, alice, call{"sleep", map[string]any{"ms": 0, "ask": true}}, 0)
+	d := mustTask(t, tb, p, alice, call{"sleep", map[string]any{"ms": 0, "ask": true}}, always)
 	in := waitFor(t, tb, alice, d.TaskID, "input_required")
 	if len(in.InputRequests) != 1 || in.StatusMessage == "" {
 		t.Fatalf("input_required task %+v", in)
@@ -133,11 +180,15 @@ func TestInputRequiredTask(t *testing.T) {
 			t.Fatalf("%s: task is %s, want still input_required", tc.name, got.Status)
 		}
 	}
-	if e := tasks.RPCError(tb.Update(alice, d.TaskID, map[string]json.RawMessage{key: json.RawMessage(`{"action":"nope"}`)})); e == nil || e.Code != jsonrpc.CodeInvalidParams {
-		t.Errorf("a wrong answer's RPC error %+v, want invalid params", e)
+	if e := tasks.RPCError(tb.Update(alice, d.TaskID, map[string]json.RawMessage{key: json.RawMessage(`{"action":"nope"}`)})); e == nil || e.Code != jsonrpc.CodeInvalidParams || contains(e.Message, "requestState") {
+		t.Errorf("a wrong answer's RPC error %+v, want invalid params, with no word of a requestState", e)
 	}
 	if err := tb.Update(alice, d.TaskID, map[string]json.RawMessage{key: json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}); err != nil {
 		t.Fatal(err)
+	}
+	// The answered key is gone from the very next tasks/get.
+	if got, _ := tb.Get(alice, d.TaskID); got.InputRequests[key] != nil || got.Status == "input_required" {
+		t.Errorf("right after tasks/update: %+v", got)
 	}
 	done := waitFor(t, tb, alice, d.TaskID, "completed")
 	v := decoded(t, resultText(t, done))
@@ -168,18 +219,18 @@ func TestCancelEndsThePluginCall(t *testing.T) {
 		{"input_required", call{"sleep", map[string]any{"ms": 0, "ask": true}}, "input_required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := mustTask(t, tb, p, alice, tc.c, 0)
+			d := mustTask(t, tb, p, alice, tc.c, always)
 			waitFor(t, tb, alice, d.TaskID, tc.wait)
 			eventually(t, "the task's call holds the instance", func() bool { return inUse(p) == 1 })
 			if err := tb.Cancel(alice, d.TaskID); err != nil {
 				t.Fatal(err)
 			}
-			got := waitFor(t, tb, alice, d.TaskID, "cancelled")
-			if !contains(got.StatusMessage, "tasks/cancel") || got.Result != nil || got.Error != nil {
+			got, err := tb.Get(alice, d.TaskID) // cancelled at once
+			if err != nil || got.Status != "cancelled" || !errors.Is(got.Cause, tasks.ErrCancelled) || got.StatusMessage == "" || got.Result != nil || got.Error != nil {
 				t.Errorf("cancelled task %+v", got)
 			}
 			eventually(t, "the instance is back", func() bool { return inUse(p) == 0 })
-			if _, out, err := start(t, tb, p, alice, call{"count", nil}, time.Second); err != nil || out == nil {
+			if _, out, err := start(t, tb, p, alice, call{"count", nil}, never); err != nil || out == nil {
 				t.Fatalf("the next call: %+v, %v", out, err)
 			}
 			if err := tb.Cancel(alice, d.TaskID); err != nil {
@@ -191,7 +242,8 @@ func TestCancelEndsThePluginCall(t *testing.T) {
 		})
 	}
 	// A finished task stays completed.
-	d := mustTask(t, tb, p, alice, sleepCall(0), 0)
+	d := mustTask(t, tb, p, alice, askCall(0), always)
+	answerTask(t, tb, alice, d.TaskID)
 	done := waitFor(t, tb, alice, d.TaskID, "completed")
 	if err := tb.Cancel(alice, d.TaskID); err != nil {
 		t.Fatal(err)
@@ -207,9 +259,14 @@ func TestCancelEndsThePluginCall(t *testing.T) {
 func TestWhoseTask(t *testing.T) {
 	p := loadPlugin(t, 2)
 	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
-	d := mustTask(t, tb, p, alice, sleepCall(60_000), 0)
-	other, _ := newTable(t, mrtr.Options{}, tasks.Options{Key: []byte("another key of thirty-two bytes!")})
-	foreign := mustTask(t, other, p, tasks.Owner{Client: "x"}, sleepCall(0), 0)
+	d := mustTask(t, tb, p, alice, call{"sleep", map[string]any{"ms": 0, "ask": true}}, always)
+	in := waitFor(t, tb, alice, d.TaskID, "input_required")
+	answers := map[string]json.RawMessage{}
+	for k := range in.InputRequests {
+		answers[k] = json.RawMessage(`{"action":"accept","content":{"name":"Mallory"}}`)
+	}
+	other, _ := newTable(t, mrtr.Options{Key: []byte("another key of thirty-two bytes!")}, tasks.Options{})
+	foreign := mustTask(t, other, p, tasks.Owner{Client: "x"}, askCall(0), always)
 	forged := []byte(d.TaskID)
 	forged[3] ^= 1
 	for _, tc := range []struct {
@@ -230,7 +287,7 @@ func TestWhoseTask(t *testing.T) {
 			if err != tasks.ErrUnknownTask {
 				t.Errorf("get: %v, want exactly ErrUnknownTask", err)
 			}
-			if err := tb.Update(tc.owner, tc.id, nil); err != tasks.ErrUnknownTask {
+			if err := tb.Update(tc.owner, tc.id, answers); err != tasks.ErrUnknownTask {
 				t.Errorf("update: %v", err)
 			}
 			if err := tb.Cancel(tc.owner, tc.id); err != tasks.ErrUnknownTask {
@@ -239,19 +296,19 @@ func TestWhoseTask(t *testing.T) {
 			if e := tasks.RPCError(err); e.Code != jsonrpc.CodeInvalidParams {
 				t.Errorf("RPC error %+v", e)
 			}
-			if got, err := tb.Get(alice, d.TaskID); err != nil || got.Status != "working" {
-				t.Errorf("the owner's task after: %+v, %v", got, err)
+			if got, err := tb.Get(alice, d.TaskID); err != nil || got.Status != "input_required" || len(got.InputRequests) != 1 {
+				t.Errorf("the owner's task after: %+v, %v; want it untouched", got, err)
 			}
 		})
 	}
 	// An anonymous caller on a server with auth gets no task: its long
 	// call is answered directly.
-	if dd, out, err := start(t, tb, p, tasks.Owner{Client: "c"}, sleepCall(100), 0); dd != nil || err != nil || out == nil {
+	if dd, out, err := start(t, tb, p, tasks.Owner{Client: "c"}, sleepCall(100), always); dd != nil || err != nil || out == nil {
 		t.Errorf("anonymous long call with auth: %+v, %+v, %v; want a direct answer", dd, out, err)
 	}
 	// Without auth, an anonymous request without a client key gets none:
 	// it would count with every other such request as one client.
-	if dd, out, err := start(t, other, p, tasks.Owner{}, sleepCall(100), 0); dd != nil || err != nil || out == nil {
+	if dd, out, err := start(t, other, p, tasks.Owner{}, sleepCall(100), always); dd != nil || err != nil || out == nil {
 		t.Errorf("anonymous long call without a client key: %+v, %+v, %v; want a direct answer", dd, out, err)
 	}
 	// Without auth, the id is the capability.
@@ -262,16 +319,10 @@ func TestWhoseTask(t *testing.T) {
 
 // Task ids are unguessable, authenticated, and name their replica.
 func TestLocate(t *testing.T) {
-	m1, _ := mrtr.New(mrtr.Options{Replica: "r1", Key: testKey})
-	m2, _ := mrtr.New(mrtr.Options{Replica: "r2", Key: testKey})
-	defer m1.Close()
-	defer m2.Close()
-	t1, _ := tasks.New(m1, tasks.Options{Key: testKey})
-	t2, _ := tasks.New(m2, tasks.Options{Key: testKey})
 	p := loadPlugin(t, 1)
-	d := mustTask(t, t1, p, alice, sleepCall(0), 0)
-	defer t1.Close()
-	defer t2.Close()
+	t1, _ := newTable(t, mrtr.Options{Replica: "r1"}, tasks.Options{})
+	t2, _ := newTable(t, mrtr.Options{Replica: "r2"}, tasks.Options{}) // the same state key: newTable's
+	d := mustTask(t, t1, p, alice, askCall(0), always)
 	for _, tb := range []*tasks.Table{t1, t2} {
 		if r, err := tb.Locate(d.TaskID); r != "r1" || err != nil {
 			t.Errorf("Locate = %q, %v; want r1", r, err)
@@ -287,34 +338,96 @@ func TestLocate(t *testing.T) {
 		t.Errorf("Locate of an id naming another replica: %v", err)
 	}
 	seen := map[string]bool{}
-	for range 1000 {
-		id := mustTask(t, t2, p, tasks.Owner{Principal: "bulk"}, call{"count", nil}, 0).TaskID
+	for range 10 {
+		id := mustTask(t, t2, p, tasks.Owner{Principal: "bulk"}, askCall(0), always).TaskID
 		if seen[id] || len(id) != 22+1+22+1+2 {
 			t.Fatalf("id %q", id)
 		}
 		seen[id] = true
-		if len(seen) == 10 {
-			break
-		}
 	}
 }
 
 // A task fails with the JSON-RPC error that ended its call: here a plugin
 // asking for elicitation a client did not declare, -32021 with the
-// capability it needs, as the extension's failed status wants.
+// capability it needs, as the extension's failed status wants, with a
+// statusMessage. Its plugin, which would work on for a minute, is ended
+// at once.
 func TestFailedTaskCarriesTheError(t *testing.T) {
 	p := loadPlugin(t, 1)
 	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
-	c := call{"sleep", map[string]any{"ms": 0, "ask": true}}
+	c := call{"sleep", map[string]any{"ms": 0, "ask": true, "then_ms": 60_000}}
 	raw, _ := json.Marshal(map[string]any{"name": c.tool, "arguments": c.args})
 	req := mrtr.Request{Method: "tools/call", Params: raw, Principal: alice.Principal, Capabilities: &mcp.ClientCapabilities{}}
-	d, _, err := tb.Call(context.Background(), alice, req, toolRun(p, c), 0)
+	d, _, err := tb.Call(context.Background(), req, "", toolRun(p, c), always)
 	if err != nil || d == nil {
 		t.Fatalf("Call: %+v, %v", d, err)
 	}
 	got := waitFor(t, tb, alice, d.TaskID, "failed")
-	if got.Error == nil || got.Error.Code != mrtr.CodeMissingRequiredClientCapability || !contains(string(got.Error.Data), "elicitation") || got.Result != nil {
+	var ce *mrtr.CapabilityError
+	if got.Error == nil || got.Error.Code != mrtr.CodeMissingRequiredClientCapability || !contains(string(got.Error.Data), "elicitation") ||
+		got.Result != nil || got.StatusMessage == "" || !errors.As(got.Cause, &ce) {
 		t.Errorf("failed task %+v (error %+v)", got, got.Error)
 	}
 	eventually(t, "the plugin's call ended", func() bool { return inUse(p) == 0 })
+}
+
+// A partial tasks/update delivers its answers at once: the answered key
+// leaves inputRequests on the very next tasks/get, the task stays
+// input_required with the other key, and its host import has its answer
+// (the conformance suite's multi_input check). A Go Run: the PDK asks
+// one question at a time, and this is a plugin that asks two at once.
+func TestPartialUpdate(t *testing.T) {
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
+	schema := map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}
+	got := make(chan string, 2)
+	run := func(ctx context.Context, h plugin.Host) (any, error) {
+		var wg sync.WaitGroup
+		for _, q := range []string{"first", "second"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if res, err := h.Elicit(ctx, &mcp.ElicitParams{Message: q, RequestedSchema: schema}); err == nil {
+					got <- q + "=" + res.Content["name"].(string)
+				}
+			}()
+		}
+		wg.Wait()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	}
+	raw, _ := json.Marshal(map[string]any{"name": "multi_input", "arguments": map[string]any{}})
+	req := mrtr.Request{Method: "tools/call", Params: raw, Principal: alice.Principal, Capabilities: allCaps}
+	d, _, err := tb.Call(context.Background(), req, "", run, always)
+	if err != nil || d == nil {
+		t.Fatal(d, err)
+	}
+	var in *tasks.Detailed
+	eventually(t, "two input requests", func() bool {
+		in, _ = tb.Get(alice, d.TaskID)
+		return len(in.InputRequests) == 2
+	})
+	var first, second string
+	for k, raw := range in.InputRequests {
+		if contains(string(raw), `"first"`) {
+			first = k
+		} else {
+			second = k
+		}
+	}
+	if err := tb.Update(alice, d.TaskID, map[string]json.RawMessage{first: json.RawMessage(`{"action":"accept","content":{"name":"a"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := tb.Get(alice, d.TaskID)
+	if _, still := after.InputRequests[first]; still || after.InputRequests[second] == nil || after.Status != "input_required" {
+		t.Errorf("after a partial tasks/update: %+v; want input_required with %s only", after, second)
+	}
+	if g := <-got; g != "first=a" {
+		t.Errorf("delivered %q", g)
+	}
+	if err := tb.Update(alice, d.TaskID, map[string]json.RawMessage{second: json.RawMessage(`{"action":"accept","content":{"name":"b"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, tb, alice, d.TaskID, "completed")
+	if g := <-got; g != "second=b" {
+		t.Errorf("delivered %q", g)
+	}
 }

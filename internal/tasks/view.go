@@ -29,6 +29,11 @@ type Detailed struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is a failed task's JSON-RPC error.
 	Error *jsonrpc.Error `json:"error,omitempty"`
+	// Cause is why a failed or cancelled task ended, for errors.Is
+	// (ErrCancelled, ErrDraining, ErrRunTimeout, ErrResultTooLarge,
+	// ErrKeptFull, mrtr.ErrParkExpired, the call's own error); it is not
+	// part of the wire view.
+	Cause error `json:"-"`
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
@@ -64,6 +69,7 @@ func (tk *task) viewLocked() *Detailed {
 		InputRequests:  tk.inputs,
 		Result:         tk.result,
 		Error:          tk.errObj,
+		Cause:          tk.cause,
 	}
 	return d
 }
@@ -76,23 +82,24 @@ func (tk *task) viewLocked() *Detailed {
 type Listener struct {
 	t     *Table
 	owner string
-	tasks []*task
 
-	mu     sync.Mutex // guards closed and sends on ch
+	mu     sync.Mutex       // guards tasks, closed, drops and sends on ch
+	tasks  map[*task]uint64 // followed, with the version of the last view sent
 	ch     chan *Detailed
 	closed bool
 	drops  uint64
 }
 
 // Listen returns a listener for those of ids that o may see, and those
-// ids: the others are left out with no sign of why, as tasks/get does.
-// The listener gets the current view of each at once, then each change.
-// Listeners count against Options.MaxListeners and
-// MaxListenersPerOwner until closed (ErrTooManyListeners past them); ids
-// past MaxTasksPerOwner are left out, as no owner has more tasks. An
-// owner who may have no task gets a listener of nothing.
+// ids: the others are left out with no sign of why, as tasks/get does;
+// an id given twice is followed once. The listener gets the current view
+// of each at once, then each change. Listeners count against
+// Options.MaxListeners and MaxListenersPerOwner until closed
+// (ErrTooManyListeners past them); no more than MaxTasksPerOwner ids are
+// followed, as no owner has more tasks. An owner who may have no task
+// gets a listener of nothing.
 func (t *Table) Listen(o Owner, ids []string) (*Listener, []string, error) {
-	l := &Listener{t: t, ch: make(chan *Detailed, t.o.ListenerBuffer)}
+	l := &Listener{t: t, ch: make(chan *Detailed, t.o.ListenerBuffer), tasks: map[*task]uint64{}}
 	key, ok := t.ownerKey(o)
 	if !ok {
 		return l, nil, nil
@@ -102,7 +109,7 @@ func (t *Table) Listen(o Owner, ids []string) (*Listener, []string, error) {
 	case t.shut:
 		t.mu.Unlock()
 		return nil, nil, ErrClosed
-	case t.listeners >= t.o.MaxListeners:
+	case len(t.listeners) >= t.o.MaxListeners:
 		t.mu.Unlock()
 		t.stats.listenRefusals.Add(1)
 		return nil, nil, fmt.Errorf("%w: %d listen on this server, its limit (tasks.max_listeners); poll with tasks/get instead", ErrTooManyListeners, t.o.MaxListeners)
@@ -111,33 +118,47 @@ func (t *Table) Listen(o Owner, ids []string) (*Listener, []string, error) {
 		t.stats.listenRefusals.Add(1)
 		return nil, nil, fmt.Errorf("%w: you have %d, the limit per client (tasks.max_listeners_per_client); close one, or poll with tasks/get", ErrTooManyListeners, t.o.MaxListenersPerOwner)
 	}
-	t.listeners++
+	t.listeners[l] = struct{}{}
 	t.perListen[key]++
 	l.owner = key
 	t.mu.Unlock()
-	if len(ids) > t.o.MaxTasksPerOwner {
-		ids = ids[:t.o.MaxTasksPerOwner] // nobody has more tasks to follow
-	}
 	var accepted []string
 	for _, id := range ids {
+		if len(accepted) == t.o.MaxTasksPerOwner {
+			break // nobody has more tasks to follow
+		}
 		tk, err := t.lookup(o, id)
 		if err != nil {
 			continue
 		}
+		l.mu.Lock()
+		_, dup := l.tasks[tk]
+		if !dup {
+			l.tasks[tk] = 0
+		}
+		l.mu.Unlock()
+		if dup {
+			continue
+		}
 		tk.mu.Lock()
+		if tk.gone {
+			tk.mu.Unlock()
+			continue
+		}
 		if tk.subs == nil {
 			tk.subs = map[*Listener]struct{}{}
 		}
 		tk.subs[l] = struct{}{}
-		l.send(tk.viewLocked()) // the state now, before any later change
+		d, v := tk.viewLocked(), tk.version
 		tk.mu.Unlock()
-		l.tasks = append(l.tasks, tk)
+		l.send(tk, d, v) // the state now, unless a later one was sent already
 		accepted = append(accepted, id)
 	}
 	return l, accepted, nil
 }
 
-// Events returns the channel the views come on; it is closed by Close.
+// Events returns the channel the views come on; it is closed by Close,
+// and by the table's Close.
 func (l *Listener) Events() <-chan *Detailed { return l.ch }
 
 // Dropped returns how many events this listener lost to a full buffer.
@@ -147,19 +168,30 @@ func (l *Listener) Dropped() uint64 {
 	return l.drops
 }
 
-// send hands d to the listener without waiting.
-func (l *Listener) send(d *Detailed) {
+// send hands d, the view of tk at version v, to the listener without
+// waiting; a view older than one already sent (two changes recorded on
+// two goroutines) is left out.
+func (l *Listener) send(tk *task, d *Detailed, v uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	last, ok := l.tasks[tk]
+	if l.closed || !ok || (v <= last && last != 0) {
 		return
 	}
+	l.tasks[tk] = v
 	select {
 	case l.ch <- d:
 	default:
 		l.drops++
 		l.t.stats.dropped.Add(1)
 	}
+}
+
+// forget stops following a task the table forgot.
+func (l *Listener) forget(tk *task) {
+	l.mu.Lock()
+	delete(l.tasks, tk)
+	l.mu.Unlock()
 }
 
 // Close ends the listener: it gets no more events, its channel is closed,
@@ -172,8 +204,10 @@ func (l *Listener) Close() {
 	}
 	l.closed = true
 	close(l.ch)
+	tasks := l.tasks
+	l.tasks = nil
 	l.mu.Unlock()
-	for _, tk := range l.tasks {
+	for tk := range tasks {
 		tk.mu.Lock()
 		delete(tk.subs, l)
 		tk.mu.Unlock()
@@ -183,7 +217,7 @@ func (l *Listener) Close() {
 	}
 	t := l.t
 	t.mu.Lock()
-	t.listeners--
+	delete(t.listeners, l)
 	if t.perListen[l.owner]--; t.perListen[l.owner] <= 0 {
 		delete(t.perListen, l.owner)
 	}
