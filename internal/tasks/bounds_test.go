@@ -257,11 +257,11 @@ func TestListen(t *testing.T) {
 	d := mustTask(t, tb, p, alice, call{"sleep", map[string]any{"ms": 0, "ask": true}}, always)
 	bob := tasks.Owner{Principal: "bob"}
 	theirs := mustTask(t, tb, p, bob, sleepCall(60_000), always)
-	ids := []string{d.TaskID, theirs.TaskID, d.TaskID}
-	for range 20 {
+	ids := []string{theirs.TaskID}
+	for range 20 { // more than MaxTasksPerOwner
 		ids = append(ids, "nonsense")
 	}
-	ids = append(ids, d.TaskID)
+	ids = append(ids, d.TaskID, d.TaskID)
 	l, accepted, err := tb.Listen(alice, ids)
 	if err != nil || len(accepted) != 1 || accepted[0] != d.TaskID {
 		t.Fatalf("Listen = %v, %v; want only alice's task accepted, once", accepted, err)
@@ -323,21 +323,40 @@ func TestListen(t *testing.T) {
 	}
 }
 
-// A listener lets go of a task the table forgot: only the events already
-// in its buffer keep the result, and they count against its buffer.
+// A listener lets go of a task the table forgot, and of its views still
+// in its buffer, with their result: a listener that never reads keeps no
+// result the table no longer counts. Another task's views stay.
 func TestListenerLetsGo(t *testing.T) {
-	p := loadPlugin(t, 1)
+	p := loadPlugin(t, 2)
 	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, Keep: 100 * time.Millisecond})
 	d := mustTask(t, tb, p, alice, askCall(64), always)
-	l := listen(t, tb, alice, d.TaskID)
+	other := mustTask(t, tb, p, alice, sleepCall(60_000), always)
+	l, _, err := tb.Listen(alice, []string{d.TaskID, other.TaskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	answerTask(t, tb, alice, d.TaskID)
-	next(t, l, "completed")
-	eventually(t, "the task is forgotten", func() bool { return tb.Stats().Tasks == 0 })
+	eventually(t, "the task is forgotten", func() bool { return tb.Stats().Tasks == 1 })
 	if st := tb.Stats(); st.KeptBytes != 0 {
 		t.Errorf("stats %+v", st)
 	}
-	if n := tasks.Following(l); n != 0 {
-		t.Errorf("the listener still follows %d forgotten tasks", n)
+	if n := tasks.Following(l); n != 1 {
+		t.Errorf("the listener follows %d tasks, want 1 (not the forgotten one)", n)
+	}
+	if err := tb.Cancel(alice, other.TaskID); err != nil {
+		t.Fatal(err)
+	}
+	var others []string
+	for len(l.Events()) > 0 {
+		e := <-l.Events()
+		if e.TaskID == d.TaskID {
+			t.Fatalf("a view of the forgotten task is still buffered (%s, %d result bytes)", e.Status, len(e.Result))
+		}
+		others = append(others, e.Status)
+	}
+	if len(others) == 0 || others[len(others)-1] != "cancelled" || l.Dropped() == 0 {
+		t.Errorf("the other task's views %v, %d dropped", others, l.Dropped())
 	}
 }
 

@@ -187,11 +187,42 @@ func (l *Listener) send(tk *task, d *Detailed, v uint64) {
 	}
 }
 
-// forget stops following a task the table forgot.
+// forget stops following a task the table forgot, and takes its views
+// still waiting out of the buffer (counted as dropped): the task can no
+// longer be read, and its result is no longer counted anywhere, so no
+// listener may keep it.
 func (l *Listener) forget(tk *task) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	delete(l.tasks, tk)
-	l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	// Sends happen under l.mu: what is taken out here goes back in the
+	// same order, with room for it, while the reader may take from the
+	// front meanwhile.
+	var waiting []*Detailed
+	for n := len(l.ch); n > 0; n-- {
+		select {
+		case d := <-l.ch:
+			if d.TaskID == tk.id {
+				l.drops++
+				l.t.stats.dropped.Add(1)
+				continue
+			}
+			waiting = append(waiting, d)
+		default:
+			n = 1 // the reader took the rest
+		}
+	}
+	for _, d := range waiting {
+		select {
+		case l.ch <- d: // room: as many were taken out, and only sends under l.mu put in
+		default:
+			l.drops++
+			l.t.stats.dropped.Add(1)
+		}
+	}
 }
 
 // Close ends the listener: it gets no more events, its channel is closed,
