@@ -384,6 +384,11 @@ func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*
 }
 
 func (m *Manager) resume(ctx context.Context, req Request, p *params) (*Outcome, error) {
+	return m.accept(ctx, req, p, func(c *Call, a *attachment) (*Outcome, error) { return m.serve(ctx, c, a) })
+}
+
+// accept checks a retry and delivers its answers, then hands the call to then.
+func (m *Manager) accept(ctx context.Context, req Request, p *params, then func(*Call, *attachment) (*Outcome, error)) (*Outcome, error) {
 	st, err := m.open(p.state)
 	if err != nil {
 		return nil, err
@@ -444,7 +449,7 @@ func (m *Manager) resume(ctx context.Context, req Request, p *params) (*Outcome,
 	c.deliverLocked(answers)
 	m.stats.resumed.Add(1)
 	c.mu.Unlock()
-	return m.serve(ctx, c, a)
+	return then(c, a)
 }
 
 // serve waits for the call's next event for the request a and turns it

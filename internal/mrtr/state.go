@@ -40,6 +40,7 @@ type state struct {
 type sealer struct {
 	seal  cipher.AEAD
 	opens []cipher.AEAD // seal first
+	keys  [][]byte      // the keys of opens, for DeriveKeys
 }
 
 func newSealer(key []byte, previous [][]byte) (*sealer, error) {
@@ -65,6 +66,7 @@ func newSealer(key []byte, previous [][]byte) (*sealer, error) {
 			return nil, err
 		}
 		s.opens = append(s.opens, aead)
+		s.keys = append(s.keys, k)
 	}
 	s.seal = s.opens[0]
 	return s, nil

@@ -21,6 +21,13 @@
 //	           it answers {"nonce","mib","action"}
 //	count      answers how many executions of the tools above started on
 //	           this instance
+//	sleep      {ms, ask?, then_ms?, pad_kib?}: sleeps ms milliseconds (the
+//	           sleep ends with the call's context), then, with ask, elicits
+//	           {name} as ask does, then sleeps then_ms milliseconds more
+//	           (even if the elicitation failed: a plugin that works on);
+//	           answers {"nonce","slept_ms","content","pad"}, pad being
+//	           pad_kib KiB of "x" (a large result), or the elicitation's
+//	           error
 //	prompt ask_prompt  elicits {name}; the message is "hello <name> <nonce>"
 //	resource mrtr://ask elicits {name}; the text is "hello <name> <nonce>"
 //
@@ -34,6 +41,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hangar-mcp/hangar/pdk"
@@ -85,6 +93,7 @@ func init() {
 	pdk.AddTool(&pdk.Tool{Name: "url", InputSchema: object(`{"url":{"type":"string"}}`, "url")}, urlTool)
 	pdk.AddTool(&pdk.Tool{Name: "touch", InputSchema: object(`{"mib":{"type":"integer","minimum":0,"maximum":4096},"timeout_ms":{"type":"integer","minimum":0}}`, "mib")}, touch)
 	pdk.AddTool(&pdk.Tool{Name: "count", InputSchema: object(`{}`)}, count)
+	pdk.AddTool(&pdk.Tool{Name: "sleep", InputSchema: object(`{"ms":{"type":"integer","minimum":0},"ask":{"type":"boolean"},"then_ms":{"type":"integer","minimum":0},"pad_kib":{"type":"integer","minimum":0,"maximum":65536}}`, "ms")}, sleep)
 	pdk.AddPrompt(&pdk.Prompt{Name: "ask_prompt"}, askPrompt)
 	pdk.AddResource(&pdk.Resource{URI: "mrtr://ask", Name: "ask"}, askResource)
 }
@@ -214,6 +223,35 @@ func touch(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, err
 		sum += int(buf[i] & 1)
 	}
 	return jsonResult(map[string]any{"nonce": nonce, "mib": sum >> 8, "action": res.Action})
+}
+
+// sleep runs long, as a tool that becomes a task does: Hangar's clock
+// ends the sleep, and the call, when the call's context ends.
+func sleep(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+	nonce := begin()
+	var args struct {
+		MS     int64 `json:"ms"`
+		Ask    bool  `json:"ask"`
+		ThenMS int64 `json:"then_ms"`
+		PadKiB int   `json:"pad_kib"`
+	}
+	if err := req.BindArguments(&args); err != nil {
+		return nil, err
+	}
+	time.Sleep(time.Duration(args.MS) * time.Millisecond)
+	var content map[string]any
+	var askErr error
+	if args.Ask {
+		var res *pdk.ElicitResult
+		if res, askErr = ctx.Elicit(&pdk.ElicitParams{Message: "name " + nonce, RequestedSchema: nameSchema}); askErr == nil {
+			content = res.Content
+		}
+	}
+	time.Sleep(time.Duration(args.ThenMS) * time.Millisecond)
+	if askErr != nil {
+		return nil, askErr
+	}
+	return jsonResult(map[string]any{"nonce": nonce, "slept_ms": args.MS, "content": content, "pad": strings.Repeat("x", args.PadKiB<<10)})
 }
 
 func count(*pdk.Context, *pdk.CallToolRequest) (*pdk.CallToolResult, error) {

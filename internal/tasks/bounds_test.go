@@ -1,0 +1,421 @@
+package tasks_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/hangar-mcp/hangar/internal/mrtr"
+	"github.com/hangar-mcp/hangar/internal/tasks"
+)
+
+// Tasks are capped per owner and per server; anonymous callers count per
+// client key, not as one; a call that would be a task at a cap is
+// answered directly.
+func TestCaps(t *testing.T) {
+	p := loadPlugin(t, 8)
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{MaxTasks: 4, MaxTasksPerOwner: 2, Keep: time.Hour})
+	anon := func(c string) tasks.Owner { return tasks.Owner{Client: c} }
+	steps := []struct {
+		owner tasks.Owner
+		task  bool
+	}{
+		{anon("a"), true},
+		{anon("a"), true},
+		{anon("a"), false}, // a's cap
+		{anon("b"), true},  // another client: its own cap
+		{anon("b"), true},
+		{anon("c"), false}, // the server's cap
+	}
+	for i, s := range steps {
+		d, out, err := start(t, tb, p, s.owner, askCall(0), always)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if (d != nil) != s.task || (d == nil && out.Input == nil) { // at a cap: MRTR
+			t.Fatalf("step %d (%s): task %+v, outcome %+v; want task %v", i, s.owner.Client, d, out, s.task)
+		}
+	}
+	if st := tb.Stats(); st.Tasks != 4 || st.CapFallbacks != 2 {
+		t.Errorf("stats at the caps %+v", st)
+	}
+}
+
+// A finished task is forgotten after Keep: its id is then unknown, and
+// its place under the caps and its result's bytes are free.
+func TestForgottenAfterKeep(t *testing.T) {
+	p := loadPlugin(t, 1)
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, MaxTasksPerOwner: 1, Keep: 200 * time.Millisecond})
+	d := mustTask(t, tb, p, alice, askCall(0), always)
+	if d.TTLMs < 200 {
+		t.Errorf("new task's ttlMs %d, want at least keep (200)", d.TTLMs)
+	}
+	l := listen(t, tb, alice, d.TaskID)
+	answerTask(t, tb, alice, d.TaskID)
+	end := next(t, l, "completed")
+	created, _ := time.Parse(time.RFC3339Nano, end.CreatedAt)
+	updated, _ := time.Parse(time.RFC3339Nano, end.LastUpdatedAt)
+	if want := updated.Sub(created).Milliseconds() + 200; end.TTLMs < want-1 || end.TTLMs > want+1 {
+		t.Errorf("finished task's ttlMs %d, want about %d (its end + keep)", end.TTLMs, want)
+	}
+	eventually(t, "the task is forgotten", func() bool {
+		_, err := tb.Get(alice, d.TaskID)
+		return err == tasks.ErrUnknownTask
+	})
+	if st := tb.Stats(); st.Tasks != 0 || st.Expired != 1 || st.KeptBytes != 0 {
+		t.Errorf("stats after expiry %+v", st)
+	}
+	if d, out, err := start(t, tb, p, alice, askCall(0), always); d == nil {
+		t.Errorf("no task after expiry freed the place: %+v, %v, %+v", out, err, tb.Stats())
+	}
+}
+
+// A running task is cancelled after MaxRun, and an input_required one
+// after the park timeout; their plugin calls end. Each case has a table
+// of its own, with the other bound out of reach.
+func TestExpiry(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mo    mrtr.Options
+		o     tasks.Options
+		c     call
+		cause error
+	}{
+		{"running task past max run", mrtr.Options{}, tasks.Options{Auth: true, MaxRun: 300 * time.Millisecond},
+			sleepCall(60_000), tasks.ErrRunTimeout},
+		{"input never answered", mrtr.Options{ParkTimeout: 300 * time.Millisecond}, tasks.Options{Auth: true, MaxRun: time.Hour},
+			call{"sleep", map[string]any{"ms": 0, "ask": true}}, mrtr.ErrParkExpired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := loadPlugin(t, 1)
+			tb, m := newTable(t, tc.mo, tc.o)
+			d := mustTask(t, tb, p, alice, tc.c, always)
+			end := waitFor(t, tb, alice, d.TaskID, "cancelled")
+			if !errors.Is(end.Cause, tc.cause) || end.StatusMessage == "" {
+				t.Errorf("cancelled with %v (%q), want %v", end.Cause, end.StatusMessage, tc.cause)
+			}
+			eventually(t, "the instance is free", func() bool { return inUse(p) == 0 })
+			if st := m.Stats(); st.Held != 0 || st.Parked != 0 {
+				t.Errorf("mrtr stats after %+v", st)
+			}
+			if st := tb.Stats(); st.Running != 0 || st.InputRequired != 0 || st.Cancelled != 1 {
+				t.Errorf("tasks stats after %+v", st)
+			}
+		})
+	}
+}
+
+// A result past MaxResultBytes fails its task with an error naming the
+// limit; results past MaxKeptBytes together fail theirs too, and one
+// owner's results are bounded on their own (MaxKeptBytesPerOwner), so
+// that they cannot fail another owner's tasks.
+func TestResultBounds(t *testing.T) {
+	p := loadPlugin(t, 2)
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, MaxResultBytes: 8 << 10, MaxKeptBytes: 20 << 10, MaxKeptBytesPerOwner: 12 << 10, Keep: time.Hour})
+	pad := askCall
+	bob := tasks.Owner{Principal: "bob"}
+	carol := tasks.Owner{Principal: "carol"}
+	for _, tc := range []struct {
+		name   string
+		owner  tasks.Owner
+		c      call
+		status string
+		reason string
+		cause  error
+	}{
+		{"small result kept", alice, pad(6), "completed", "", nil},
+		{"too large", alice, pad(9), "failed", "result_too_large", tasks.ErrResultTooLarge},
+		{"past the owner's kept bytes", alice, pad(7), "failed", "kept_full_client", tasks.ErrKeptFull},
+		{"another owner's result is kept", bob, pad(7), "completed", "", nil},
+		{"past the server's kept bytes", carol, pad(7), "failed", "kept_full", tasks.ErrKeptFull},
+	} {
+		d := mustTask(t, tb, p, tc.owner, tc.c, always)
+		answerTask(t, tb, tc.owner, d.TaskID)
+		got := waitFor(t, tb, tc.owner, d.TaskID, tc.status)
+		if tc.reason == "" {
+			if len(got.Result) < 6<<10 {
+				t.Errorf("%s: result of %d bytes", tc.name, len(got.Result))
+			}
+			continue
+		}
+		if got.Error == nil || got.Error.Code != jsonrpc.CodeInternalError || reason(got) != tc.reason || !errors.Is(got.Cause, tc.cause) || got.Result != nil || got.StatusMessage == "" {
+			t.Errorf("%s: %+v, want a failed task for %s", tc.name, got, tc.reason)
+		}
+		b, _ := json.Marshal(got)
+		var wire map[string]any
+		json.Unmarshal(b, &wire)
+		if e, _ := wire["error"].(map[string]any); e["code"] != float64(-32603) || e["data"] == nil || wire["Cause"] != nil {
+			t.Errorf("%s: encoded %s", tc.name, b)
+		}
+	}
+	if st := tb.Stats(); st.TooLarge != 1 || st.KeptFull != 2 || st.KeptBytes < 13<<10 || st.KeptBytes > 14<<10 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// Drain lets running tasks finish until its context ends, then cancels
+// the rest with a status a client reads at once; afterwards no call
+// becomes a task, and the plugin's instances are free.
+func TestDrain(t *testing.T) {
+	t.Run("running tasks finish", func(t *testing.T) {
+		p := loadPlugin(t, 2)
+		tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
+		quick := mustTask(t, tb, p, alice, call{"sleep", map[string]any{"ms": 0, "ask": true, "then_ms": 100}}, always)
+		answerTask(t, tb, alice, quick.TaskID)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if n := tb.Drain(ctx); n != 0 {
+			t.Errorf("Drain cancelled %d tasks, want 0", n)
+		}
+		if ctx.Err() != nil {
+			t.Error("Drain waited for its context, not for the task")
+		}
+		if got, err := tb.Get(alice, quick.TaskID); err != nil || got.Status != "completed" {
+			t.Errorf("after drain: %+v, %v; want completed", got, err)
+		}
+	})
+	t.Run("the rest cancelled", func(t *testing.T) {
+		p := loadPlugin(t, 3)
+		tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true})
+		long := mustTask(t, tb, p, alice, sleepCall(60_000), always)
+		asking := mustTask(t, tb, p, alice, call{"sleep", map[string]any{"ms": 0, "ask": true}}, always)
+		waitFor(t, tb, alice, asking.TaskID, "input_required")
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		if n := tb.Drain(ctx); n != 2 {
+			t.Errorf("Drain cancelled %d tasks, want 2", n)
+		}
+		for _, id := range []string{long.TaskID, asking.TaskID} {
+			got, err := tb.Get(alice, id) // at once: no wait for a follower
+			if err != nil || got.Status != "cancelled" || !errors.Is(got.Cause, tasks.ErrDraining) {
+				t.Errorf("after drain: %+v, %v; want cancelled (ErrDraining)", got, err)
+			}
+		}
+		eventually(t, "the instances are free", func() bool { return inUse(p) == 0 })
+		if d, out, err := start(t, tb, p, alice, sleepCall(50), always); d != nil || err != nil || out == nil {
+			t.Errorf("a long call after drain: %+v, %+v, %v; want a direct answer", d, out, err)
+		}
+		if st := tb.Stats(); st.Drained != 2 || st.Running != 0 {
+			t.Errorf("stats %+v", st)
+		}
+		// A client may still listen for the outcome while the server drains.
+		l := listen(t, tb, alice, long.TaskID)
+		if e := <-l.Events(); e.Status != "cancelled" {
+			t.Errorf("listen during the drain: %+v", e)
+		}
+	})
+}
+
+// Close cancels the running tasks, forgets them and closes every
+// listener: a reader ranging over Events ends.
+func TestClose(t *testing.T) {
+	p := loadPlugin(t, 1)
+	m, err := mrtr.New(mrtr.Options{Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	tb, err := tasks.New(m, tasks.Options{Auth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := mustTask(t, tb, p, alice, sleepCall(60_000), always)
+	l, _, err := tb.Listen(alice, []string{d.TaskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() {
+		for range l.Events() {
+		}
+		close(ended)
+	}()
+	tb.Close()
+	select {
+	case <-ended:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the listener's channel is still open after Close")
+	}
+	if st := tb.Stats(); st.Listeners != 0 || st.Tasks != 0 || st.Running != 0 {
+		t.Errorf("stats after Close %+v", st)
+	}
+	eventually(t, "the instance is free", func() bool { return inUse(p) == 0 })
+	l.Close() // after the table's Close: nothing happens
+}
+
+// A listener gets each status change of the tasks it may see, without
+// ever holding up the table: past its buffer, events are dropped and
+// counted. Listeners are capped per owner and per server; an id given
+// twice is followed once, and junk ids do not push real ones out.
+func TestListen(t *testing.T) {
+	p := loadPlugin(t, 2)
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, ListenerBuffer: 8, MaxListeners: 3, MaxListenersPerOwner: 2, MaxTasksPerOwner: 13})
+	d := mustTask(t, tb, p, alice, call{"sleep", map[string]any{"ms": 0, "ask": true}}, always)
+	bob := tasks.Owner{Principal: "bob"}
+	theirs := mustTask(t, tb, p, bob, sleepCall(60_000), always)
+	ids := []string{theirs.TaskID}
+	for range 20 { // more than MaxTasksPerOwner
+		ids = append(ids, "nonsense")
+	}
+	ids = append(ids, d.TaskID, d.TaskID)
+	l, accepted, err := tb.Listen(alice, ids)
+	if err != nil || len(accepted) != 1 || accepted[0] != d.TaskID {
+		t.Fatalf("Listen = %v, %v; want only alice's task accepted, once", accepted, err)
+	}
+	in := next(t, l, "input_required")
+	for k := range in.InputRequests {
+		if err := tb.Update(alice, d.TaskID, map[string]json.RawMessage{k: json.RawMessage(`{"action":"decline"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := next(t, l, "completed")
+	if got, _ := tb.Get(alice, d.TaskID); string(got.Result) != string(done.Result) || got.LastUpdatedAt != done.LastUpdatedAt {
+		t.Errorf("the event %+v is not what tasks/get answers: %+v", done, got)
+	}
+	// Caps: alice has 2, the server 3.
+	l2, _, err := tb.Listen(alice, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tb.Listen(alice, nil); !errors.Is(err, tasks.ErrTooManyListeners) {
+		t.Errorf("alice's third listener: %v", err)
+	}
+	l3, _, err := tb.Listen(bob, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tb.Listen(tasks.Owner{Principal: "carol"}, nil); !errors.Is(err, tasks.ErrTooManyListeners) {
+		t.Errorf("the server's fourth listener: %v", err)
+	}
+	l2.Close()
+	l3.Close()
+	l.Close()
+	l.Close()
+	if st := tb.Stats(); st.Listeners != 0 || st.ListenRefusals != 2 {
+		t.Errorf("stats %+v", st)
+	}
+	// A listener that never reads loses events past its buffer (8); the
+	// table goes on.
+	bobs := []string{theirs.TaskID}
+	for range 12 {
+		bobs = append(bobs, mustTask(t, tb, p, bob, askCall(0), always).TaskID)
+	}
+	slow, acc, err := tb.Listen(bob, bobs)
+	if err != nil || len(acc) != 13 {
+		t.Fatal(acc, err)
+	}
+	defer slow.Close()
+	for _, id := range bobs {
+		if err := tb.Cancel(bob, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 13 views at once and 13 cancels at least: 8 kept, 18 dropped or more.
+	if n := len(slow.Events()); n != 8 || slow.Dropped() < 18 {
+		t.Errorf("%d events waiting and %d dropped, want 8 and at least 18", n, slow.Dropped())
+	}
+	if st := tb.Stats(); st.DroppedEvents != slow.Dropped() {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// A listener lets go of a task the table forgot, and of its views still
+// in its buffer, with their result: a listener that never reads keeps no
+// result the table no longer counts. Another task's views stay.
+func TestListenerLetsGo(t *testing.T) {
+	p := loadPlugin(t, 2)
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, Keep: 100 * time.Millisecond})
+	d := mustTask(t, tb, p, alice, askCall(64), always)
+	other := mustTask(t, tb, p, alice, sleepCall(60_000), always)
+	l, _, err := tb.Listen(alice, []string{d.TaskID, other.TaskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	answerTask(t, tb, alice, d.TaskID)
+	eventually(t, "the task is forgotten", func() bool { return tb.Stats().Tasks == 1 })
+	if st := tb.Stats(); st.KeptBytes != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if n := tasks.Following(l); n != 1 {
+		t.Errorf("the listener follows %d tasks, want 1 (not the forgotten one)", n)
+	}
+	if err := tb.Cancel(alice, other.TaskID); err != nil {
+		t.Fatal(err)
+	}
+	var others []string
+	for len(l.Events()) > 0 {
+		e := <-l.Events()
+		if e.TaskID == d.TaskID {
+			t.Fatalf("a view of the forgotten task is still buffered (%s, %d result bytes)", e.Status, len(e.Result))
+		}
+		others = append(others, e.Status)
+	}
+	if len(others) == 0 || others[len(others)-1] != "cancelled" || l.Dropped() == 0 {
+		t.Errorf("the other task's views %v, %d dropped", others, l.Dropped())
+	}
+}
+
+// Gets, updates and cancels racing on the same tasks, with listeners
+// coming and going, then a drain and a close, leave each task in one
+// final state, with every instance and place freed.
+func TestConcurrentOperations(t *testing.T) {
+	p := loadPlugin(t, 4)
+	tb, m := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, Keep: time.Minute})
+	var ids []string
+	for range 8 {
+		ids = append(ids, mustTask(t, tb, p, alice, call{"sleep", map[string]any{"ms": 20, "ask": true}}, always).TaskID)
+	}
+	done := make(chan struct{})
+	for w := range 5 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 300; i++ {
+				id := ids[(i+w)%len(ids)]
+				if w == 4 {
+					if l, _, err := tb.Listen(alice, ids); err == nil {
+						l.Close()
+					}
+					continue
+				}
+				d, err := tb.Get(alice, id)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for k := range d.InputRequests {
+					tb.Update(alice, id, map[string]json.RawMessage{k: json.RawMessage(`{"action":"accept","content":{"name":"w"}}`)})
+				}
+				if w == 3 && i%5 == 0 {
+					tb.Cancel(alice, id)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	for range 5 {
+		<-done
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tb.Drain(ctx)
+	for _, id := range ids {
+		d, err := tb.Get(alice, id)
+		if err != nil || (d.Status != "completed" && d.Status != "cancelled") {
+			t.Errorf("after the drain: %+v, %v", d, err)
+		}
+	}
+	eventually(t, "the instances are free", func() bool { return inUse(p) == 0 })
+	if st := tb.Stats(); st.Running != 0 || st.InputRequired != 0 || st.Completed+st.Cancelled != 8 {
+		t.Errorf("stats %+v", st)
+	}
+	eventually(t, "no call is held", func() bool { st := m.Stats(); return st.Held == 0 && st.Parked == 0 })
+	tb.Close()
+	if st := tb.Stats(); st.Tasks != 0 || st.Listeners != 0 {
+		t.Errorf("stats after Close %+v", st)
+	}
+}
