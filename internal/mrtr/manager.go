@@ -162,6 +162,45 @@ func (m *Manager) Close() {
 	}
 }
 
+// Drain ends at once every call parked waiting for its client's retry
+// (cause ErrClosed: the plugin's host import fails and its instance goes
+// back), and refuses from now on every call that would park and every new
+// request, with ErrClosed: the server is stopping, and a call waiting for
+// a client that may never come back must not hold the drain for its
+// timeout. A call running on after its retry was accepted is left to
+// finish, as any call in progress. The retry of a call ended here learns
+// that it is gone (ErrCallGone) and to start its request again. Drain
+// reports how many parked calls it ended.
+func (m *Manager) Drain() int {
+	m.mu.Lock()
+	m.closed = true
+	calls := make([]*Call, 0, len(m.calls))
+	for _, c := range m.calls {
+		calls = append(calls, c)
+	}
+	m.mu.Unlock()
+	n := 0
+	for _, c := range calls {
+		c.mu.Lock()
+		if c.status == InputRequired {
+			c.endLocked(Cancelled, nil, ErrClosed)
+			c.use = ""
+			c.releaseLocked()
+			n++
+		}
+		c.mu.Unlock()
+	}
+	return n
+}
+
+// isClosed reports whether the Manager is closed or draining: no call
+// may park any more.
+func (m *Manager) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
 // Call returns the call with the given id among those that have asked
 // for input and are not forgotten yet, or nil.
 func (m *Manager) Call(id string) *Call {

@@ -233,6 +233,9 @@ func (s *Server) Readiness() (ready bool, notReady map[string]string) {
 func (s *Server) Drain(ctx context.Context) int {
 	// 2026-07-28's listen streams end with their result.
 	s.stateless.Stop()
+	// A parked call waits for a client that may never come back: it ends
+	// now, not at the drain timeout, and its retry learns to start again.
+	s.mrtr.Drain()
 	n := s.core.Drain(ctx)
 	// Parked calls count as calls in progress: those no retry answered
 	// were cancelled with the others. No call parks any more.
