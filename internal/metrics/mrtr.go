@@ -24,6 +24,14 @@ type MRTR struct {
 	// Forwarded and ForwardFailures count retries sent to the replica
 	// holding their call, and those whose replica could not be reached.
 	Forwarded, ForwardFailures uint64
+	// Listens are the subscriptions/listen streams open over HTTP, and
+	// ListenRefusals those refused by cap: "server" (http.max_listens)
+	// and "client" (http.max_listens_per_client).
+	Listens        int
+	ListenRefusals map[string]uint64
+	// ListenEvicted counts the listen streams ended, at http.max_listens,
+	// for a client that held fewer.
+	ListenEvicted uint64
 }
 
 // refusalReasons are the values of the reason label.
@@ -37,6 +45,9 @@ var (
 	expiredDesc     = prometheus.NewDesc("hangar_mrtr_expired_total", "Parked calls cancelled because no retry came within the park timeout.", nil, nil)
 	mrtrDroppedDesc = prometheus.NewDesc("hangar_mrtr_dropped_notifications_total", "Log and progress notifications of calls while no request waited for them, or beyond the queue of a request whose client reads slower than its plugin sends.", nil, nil)
 	refusalsDesc    = prometheus.NewDesc("hangar_mrtr_refusals_total", "Requests refused, by reason: cap, capability, state_invalid, state_expired, state_replayed, state_principal, state_mismatch.", []string{"reason"}, nil)
+	listensDesc     = prometheus.NewDesc("hangar_listen_streams", "MCP 2026-07-28 subscriptions/listen streams open over HTTP.", nil, nil)
+	listenRefDesc   = prometheus.NewDesc("hangar_listen_refusals_total", "subscriptions/listen requests refused at a cap, by cap: server (http.max_listens) or client (http.max_listens_per_client).", []string{"cap"}, nil)
+	listenEvictDesc = prometheus.NewDesc("hangar_listen_evicted_total", "subscriptions/listen streams ended with their result, at http.max_listens, for a client that held fewer streams than their own.", nil, nil)
 	forwardedDesc   = prometheus.NewDesc("hangar_mrtr_forwarded_total", "Retries forwarded to the replica holding their call, by outcome: ok, or gone (the replica could not be reached).", []string{"outcome"}, nil)
 )
 
@@ -53,7 +64,7 @@ func (m *Metrics) SetMRTR(f func() MRTR) {
 type mrtrCollector struct{ m *Metrics }
 
 func (c *mrtrCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{parkedDesc, heldDesc, inputDesc, resumedDesc, expiredDesc, mrtrDroppedDesc, refusalsDesc, forwardedDesc} {
+	for _, d := range []*prometheus.Desc{parkedDesc, heldDesc, inputDesc, resumedDesc, expiredDesc, mrtrDroppedDesc, refusalsDesc, forwardedDesc, listensDesc, listenRefDesc, listenEvictDesc} {
 		ch <- d
 	}
 }
@@ -81,4 +92,9 @@ func (c *mrtrCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(forwardedDesc, s.Forwarded, "ok")
 	counter(forwardedDesc, s.ForwardFailures, "gone")
+	gauge(listensDesc, float64(s.Listens))
+	for _, c := range []string{"server", "client"} {
+		counter(listenRefDesc, s.ListenRefusals[c], c)
+	}
+	counter(listenEvictDesc, s.ListenEvicted)
 }

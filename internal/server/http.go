@@ -40,6 +40,15 @@ type HTTPOptions struct {
 	// write to it for that long (a stalled reader); zero means never. It
 	// bounds each write, not the life of a stream.
 	WriteTimeout time.Duration
+	// MaxListens caps the MCP 2026-07-28 subscriptions/listen streams
+	// open at once, each of which holds a connection for as long as its
+	// client keeps it; zero means no cap but the connections'.
+	// MaxListensPerClient caps those of one client (a token's subject, or
+	// without Auth the address a request came from); zero means
+	// stateless.DefaultMaxListensPerClient. A listen beyond a cap is
+	// refused (HTTP 503 or 429, JSON-RPC error -32011) and its connection
+	// closed.
+	MaxListens, MaxListensPerClient int
 	// LegacySSE also serves the HTTP+SSE transport of protocol version
 	// 2024-11-05 at [SSEPath], for clients that predate Streamable HTTP. An
 	// HTTP+SSE session lasts as long as its event stream. It is ignored when
@@ -86,6 +95,7 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	if opts != nil {
 		o = *opts
 	}
+	s.stateless.LimitListens(o.MaxListens, o.MaxListensPerClient)
 	store := mcp.NewMemoryEventStore(nil)
 	// guard below checks Host on every address, not only on loopback; the
 	// fast path keeps the sessions' idle timeout (o.SessionTimeout), since

@@ -201,6 +201,9 @@ func (s *Server) mrtrStats() metrics.MRTR {
 			"state_mismatch":  st.MismatchRefusals,
 		},
 	}
+	ls := s.stateless.ListenStats()
+	out.Listens, out.ListenEvicted = ls.Open, ls.Evicted
+	out.ListenRefusals = map[string]uint64{"server": ls.RefusedServer, "client": ls.RefusedClient}
 	if s.fwd != nil {
 		f := s.fwd.Stats()
 		out.Forwarded, out.ForwardFailures = f.Forwarded, f.Gone
