@@ -14,6 +14,7 @@ type MRTR struct {
 	InputRequests        uint64 // input_required answers given (a call asking twice counts twice)
 	Resumed              uint64 // retries whose answers reached their call
 	Expired              uint64 // parked calls cancelled because no retry came in time
+	Evicted              uint64 // parked calls ended at the cap (max_parked) for a client holding fewer
 	DroppedNotifications uint64 // log and progress notifications sent while no request waited, or beyond a request's queue
 	// Refusals counts refused requests by reason: "cap" (too many parked
 	// calls), "capability" (the client did not declare what the plugin
@@ -42,6 +43,7 @@ var (
 	heldDesc        = prometheus.NewDesc("hangar_mrtr_held_calls", "Calls counted against the caps on parked calls (mrtr.max_parked): those that asked for input and have neither ended nor stopped waiting for the answer.", nil, nil)
 	inputDesc       = prometheus.NewDesc("hangar_mrtr_input_requests_total", "Requests answered input_required.", nil, nil)
 	resumedDesc     = prometheus.NewDesc("hangar_mrtr_resumed_total", "Retries whose answers reached their parked call.", nil, nil)
+	evictedDesc     = prometheus.NewDesc("hangar_mrtr_evicted_total", "Parked calls ended at mrtr.max_parked for the call of a client that held fewer, after waiting 2 s at least.", nil, nil)
 	expiredDesc     = prometheus.NewDesc("hangar_mrtr_expired_total", "Parked calls cancelled because no retry came within the park timeout.", nil, nil)
 	mrtrDroppedDesc = prometheus.NewDesc("hangar_mrtr_dropped_notifications_total", "Log and progress notifications of calls while no request waited for them, or beyond the queue of a request whose client reads slower than its plugin sends.", nil, nil)
 	refusalsDesc    = prometheus.NewDesc("hangar_mrtr_refusals_total", "Requests refused, by reason: cap, capability, state_invalid, state_expired, state_replayed, state_principal, state_mismatch.", []string{"reason"}, nil)
@@ -64,7 +66,7 @@ func (m *Metrics) SetMRTR(f func() MRTR) {
 type mrtrCollector struct{ m *Metrics }
 
 func (c *mrtrCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{parkedDesc, heldDesc, inputDesc, resumedDesc, expiredDesc, mrtrDroppedDesc, refusalsDesc, forwardedDesc, listensDesc, listenRefDesc, listenEvictDesc} {
+	for _, d := range []*prometheus.Desc{parkedDesc, heldDesc, inputDesc, resumedDesc, expiredDesc, evictedDesc, mrtrDroppedDesc, refusalsDesc, forwardedDesc, listensDesc, listenRefDesc, listenEvictDesc} {
 		ch <- d
 	}
 }
@@ -86,6 +88,7 @@ func (c *mrtrCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(inputDesc, s.InputRequests)
 	counter(resumedDesc, s.Resumed)
 	counter(expiredDesc, s.Expired)
+	counter(evictedDesc, s.Evicted)
 	counter(mrtrDroppedDesc, s.DroppedNotifications)
 	for _, r := range refusalReasons {
 		counter(refusalsDesc, s.Refusals[r], r)

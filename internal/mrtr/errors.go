@@ -67,6 +67,10 @@ var (
 	// principal (Options.MaxParkedPerPrincipal).
 	ErrServerCap    error = &capError{"server"}
 	ErrPrincipalCap error = &capError{"principal"}
+	// ErrEvicted is the cause of a parked call's cancellation when, at
+	// max_parked, its place went to the call of a client that held fewer
+	// (see Options.MaxParked). RPCError maps it to CodeTooManyParked.
+	ErrEvicted = errors.New("this request's call was ended while it waited for your answer: the server holds at most max_parked such calls, your client held more of them than another that needed one, and this one had waited longest; start the request again, and answer sooner or hold fewer calls waiting")
 	// ErrParkExpired is the cause of a parked call's cancellation when no
 	// retry came within the park timeout.
 	ErrParkExpired = errors.New("no retry came within the park timeout")
@@ -181,7 +185,7 @@ func RPCError(err error) *jsonrpc.Error {
 		return invalid(err.Error() + ": send inputResponses only with the requestState of the input_required result they answer")
 	case errors.Is(err, ErrInvalidParams):
 		return invalid(err.Error())
-	case errors.Is(err, ErrTooManyParked):
+	case errors.Is(err, ErrTooManyParked), errors.Is(err, ErrEvicted):
 		return &jsonrpc.Error{Code: CodeTooManyParked, Message: err.Error()}
 	case errors.Is(err, ErrParkExpired), errors.Is(err, ErrClosed), errors.Is(err, ErrMethod):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/auth"
 	"github.com/hangar-mcp/hangar/internal/metrics"
+	"github.com/hangar-mcp/hangar/internal/mrtr"
 )
 
 // HTTPOptions configure the HTTP transports. A nil *HTTPOptions means
@@ -139,6 +140,11 @@ func (s *Server) serveMCP(sessionHTTP http.Handler, o HTTPOptions) http.Handler 
 		cw := s.limitClient(w, r, o)
 		defer s.streams.remove(cw)
 		if s.stateless.Takes(r) {
+			// Without a token, the connection's address tells a client
+			// from others for the fairness of the cap on parked calls.
+			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+				r = r.WithContext(mrtr.WithClient(r.Context(), host))
+			}
 			hr, done := s.sdk.TrackHTTP(r, "")
 			defer done()
 			if o.WriteTimeout > 0 {

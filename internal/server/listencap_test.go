@@ -115,3 +115,31 @@ func TestListenCaps(t *testing.T) {
 		t.Errorf("a listen once a stream ended: %d %s", st, body)
 	}
 }
+
+// At mrtr.max_parked, an anonymous client (an address) holding every
+// place does not lock another out, on both paths (issue 24, finding 1).
+func TestAnonymousParkedFair(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		t.Run(map[bool]string{true: "fast path", false: "go-sdk"}[fast], func(t *testing.T) {
+			s := newServer(t, &server.Options{DisableFastPath: !fast, MaxParked: 1}, server.Mount{Plugin: mrtrPlugin(t)})
+			url := serveHTTP(t, s, nil)
+			from := func(ip string) *modern {
+				c := newModern(t, url)
+				d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+				c.hc.Transport = &http.Transport{DialContext: d.DialContext}
+				return c
+			}
+			a, b := from("127.0.0.1"), from("127.0.0.2")
+			if r := a.post(1, "tools/call", askParams(nil, nil)).result(); r["resultType"] != "input_required" {
+				t.Fatalf("the first client's call: %v", r)
+			}
+			if r := a.post(2, "tools/call", askParams(nil, nil)); r.errorCode() != -32010 {
+				t.Fatalf("the first client's second call at max_parked 1: %s", r)
+			}
+			time.Sleep(2100 * time.Millisecond) // mrtr.EvictGrace
+			if r := b.post(3, "tools/call", askParams(nil, nil)); r.result()["resultType"] != "input_required" {
+				t.Errorf("another address's call once the first had waited the grace: %s", r)
+			}
+		})
+	}
+}

@@ -190,6 +190,7 @@ func (s *Server) mrtrStats() metrics.MRTR {
 		InputRequests:        st.ParkedTotal,
 		Resumed:              st.Resumed,
 		Expired:              st.Expired,
+		Evicted:              st.Evicted,
 		DroppedNotifications: st.DroppedNotifications,
 		Refusals: map[string]uint64{
 			"cap":             st.CapRefusals,
