@@ -230,6 +230,12 @@
 //     call is forwarded there. Default: none (it is told to start again).
 //   - peers: a mapping of replica names to such URLs, which takes
 //     precedence over peer_url.
+//   - forward_timeout: how long a retry forwarded to the replica holding
+//     its call may take, its answer included; at most 24h. A forward that
+//     takes longer (a replica that hangs) is cut and its client told the
+//     replica is gone. Keep it above the plugins' longest call_timeout.
+//     One retry of a state is forwarded at a time, and a state a forwarded
+//     retry used is refused before it is forwarded again. Default 2m.
 //
 // # plugins
 //

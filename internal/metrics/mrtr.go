@@ -20,7 +20,7 @@ type MRTR struct {
 	// calls), "capability" (the client did not declare what the plugin
 	// asked for), and the requestStates refused: "state_invalid",
 	// "state_expired", "state_replayed", "state_principal",
-	// "state_mismatch".
+	// "state_mismatch", "state_in_flight".
 	Refusals map[string]uint64
 	// Forwarded and ForwardFailures count retries sent to the replica
 	// holding their call, and those whose replica could not be reached.
@@ -36,7 +36,7 @@ type MRTR struct {
 }
 
 // refusalReasons are the values of the reason label.
-var refusalReasons = []string{"cap", "capability", "state_invalid", "state_expired", "state_replayed", "state_principal", "state_mismatch"}
+var refusalReasons = []string{"cap", "capability", "state_invalid", "state_expired", "state_replayed", "state_principal", "state_mismatch", "state_in_flight"}
 
 var (
 	parkedDesc      = prometheus.NewDesc("hangar_mrtr_parked_calls", "Calls waiting in a plugin's host import for their client's input (MCP 2026-07-28 multi round-trip requests).", nil, nil)
@@ -46,7 +46,7 @@ var (
 	evictedDesc     = prometheus.NewDesc("hangar_mrtr_evicted_total", "Parked calls ended at mrtr.max_parked for the call of a client that held fewer, after waiting 2 s at least.", nil, nil)
 	expiredDesc     = prometheus.NewDesc("hangar_mrtr_expired_total", "Parked calls cancelled because no retry came within the park timeout.", nil, nil)
 	mrtrDroppedDesc = prometheus.NewDesc("hangar_mrtr_dropped_notifications_total", "Log and progress notifications of calls while no request waited for them, or beyond the queue of a request whose client reads slower than its plugin sends.", nil, nil)
-	refusalsDesc    = prometheus.NewDesc("hangar_mrtr_refusals_total", "Requests refused, by reason: cap, capability, state_invalid, state_expired, state_replayed, state_principal, state_mismatch.", []string{"reason"}, nil)
+	refusalsDesc    = prometheus.NewDesc("hangar_mrtr_refusals_total", "Requests refused, by reason: cap, capability, state_invalid, state_expired, state_replayed, state_principal, state_mismatch, state_in_flight.", []string{"reason"}, nil)
 	listensDesc     = prometheus.NewDesc("hangar_listen_streams", "MCP 2026-07-28 subscriptions/listen streams open over HTTP.", nil, nil)
 	listenRefDesc   = prometheus.NewDesc("hangar_listen_refusals_total", "subscriptions/listen requests refused at a cap, by cap: server (http.max_listens) or client (http.max_listens_per_client).", []string{"cap"}, nil)
 	listenEvictDesc = prometheus.NewDesc("hangar_listen_evicted_total", "subscriptions/listen streams ended with their result, at http.max_listens, for a client that held fewer streams than their own.", nil, nil)

@@ -31,6 +31,9 @@ var (
 	// ErrCallGone: the state is sound but its call is no longer on the
 	// replica that issued it (the call ended, or the replica restarted).
 	ErrCallGone = errors.New("the call this requestState belongs to is gone")
+	// ErrRetryInFlight: a retry with the same state is being forwarded to
+	// the replica holding its call (Manager.BeginForward).
+	ErrRetryInFlight = errors.New("a retry with this requestState is already on its way to the replica that holds its call")
 	// ErrReplicaGone: the replica that holds the state's call cannot be
 	// reached (Forwarder), or the request was already forwarded once.
 	ErrReplicaGone = errors.New("the replica holding this request is gone")
@@ -181,6 +184,8 @@ func RPCError(err error) *jsonrpc.Error {
 		errors.Is(err, ErrStatePrincipal), errors.Is(err, ErrStateMismatch), errors.Is(err, ErrCallGone),
 		errors.Is(err, ErrReplicaGone):
 		return invalid(err.Error() + ": " + startAgain)
+	case errors.Is(err, ErrRetryInFlight):
+		return invalid(err.Error() + ": wait for that retry's answer; a requestState is good for one retry")
 	case errors.Is(err, ErrResponsesWithoutState):
 		return invalid(err.Error() + ": send inputResponses only with the requestState of the input_required result they answer")
 	case errors.Is(err, ErrInvalidParams):

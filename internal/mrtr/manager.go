@@ -86,13 +86,14 @@ type Manager struct {
 	maxPerPrincipal int
 	now             func() time.Time
 
-	mu       sync.Mutex
-	calls    map[string]*Call   // the calls that asked for input and are not forgotten, by id
-	counted  int                // of those, the calls counted against the caps
-	byClient map[string][]*Call // the calls counted against the caps, by client (Call.client), oldest first
-	consumed map[string]int64   // accepted single-use ids -> their state's expiry (Unix ms)
-	sweepAt  int                // size of consumed at which expired ids are dropped
-	closed   bool
+	mu         sync.Mutex
+	calls      map[string]*Call   // the calls that asked for input and are not forgotten, by id
+	counted    int                // of those, the calls counted against the caps
+	byClient   map[string][]*Call // the calls counted against the caps, by client (Call.client), oldest first
+	consumed   map[string]int64   // accepted single-use ids -> their state's expiry (Unix ms)
+	forwarding map[string]bool    // single-use ids of states whose retry is on its way to their replica (BeginForward)
+	sweepAt    int                // size of consumed at which expired ids are dropped
+	closed     bool
 
 	stats counters
 }
@@ -101,7 +102,7 @@ type counters struct {
 	parked                                      atomic.Int64
 	parkedTotal, resumed, expired               atomic.Uint64
 	capRefusals, capabilityRefusals, dropped    atomic.Uint64
-	evicted                                     atomic.Uint64
+	evicted, inFlight                           atomic.Uint64
 	queueFull                                   atomic.Uint64
 	invalid, stale, replayed, principal, misfit atomic.Uint64
 }
@@ -128,6 +129,7 @@ func New(o Options) (*Manager, error) {
 		calls:           map[string]*Call{},
 		byClient:        map[string][]*Call{},
 		consumed:        map[string]int64{},
+		forwarding:      map[string]bool{},
 		sweepAt:         64,
 	}
 	if m.parkTimeout == 0 {
@@ -375,6 +377,39 @@ func (m *Manager) Locate(requestState string) (string, error) {
 		return "", err
 	}
 	return st.Replica, nil
+}
+
+// BeginForward is called before a retry is forwarded to the replica its
+// requestState names: it refuses a state already used by a retry
+// forwarded from here (ErrStateReplayed) and one whose retry is being
+// forwarded now (ErrRetryInFlight), so that racing or repeated retries of
+// one state open one connection to that replica, not one each. end
+// records the forward's outcome: used, the replica accepted the state,
+// which is then refused here until it expires.
+func (m *Manager) BeginForward(requestState string) (end func(used bool), err error) {
+	st, err := m.open(requestState)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, used := m.consumed[st.Use]; used {
+		m.stats.replayed.Add(1)
+		return nil, ErrStateReplayed
+	}
+	if m.forwarding[st.Use] {
+		m.stats.inFlight.Add(1)
+		return nil, ErrRetryInFlight
+	}
+	m.forwarding[st.Use] = true
+	return func(used bool) {
+		m.mu.Lock()
+		delete(m.forwarding, st.Use)
+		m.mu.Unlock()
+		if used {
+			m.consume(st.Use, st.Expiry)
+		}
+	}, nil
 }
 
 func (m *Manager) open(text string) (*state, error) {
@@ -722,6 +757,7 @@ type Stats struct {
 	ReplayedStates       uint64 // ErrStateReplayed
 	PrincipalRefusals    uint64 // ErrStatePrincipal
 	MismatchRefusals     uint64 // ErrStateMismatch
+	InFlightRefusals     uint64 // ErrRetryInFlight
 }
 
 // Stats returns the current counters.
@@ -746,5 +782,6 @@ func (m *Manager) Stats() Stats {
 		ReplayedStates:       s.replayed.Load(),
 		PrincipalRefusals:    s.principal.Load(),
 		MismatchRefusals:     s.misfit.Load(),
+		InFlightRefusals:     s.inFlight.Load(),
 	}
 }

@@ -77,7 +77,10 @@ type Options struct {
 	// that reaches this replica over HTTP while another holds its call is
 	// forwarded there. Neither: it is told to start again.
 	PeerURL string
-	Peers   map[string]string
+	// ForwardTimeout bounds a retry forwarded to another replica, its
+	// answer included; zero means mrtr.DefaultForwardTimeout.
+	ForwardTimeout time.Duration
+	Peers          map[string]string
 }
 
 // ReplicaRE is the syntax of Options.Replica (package mrtr's, which
@@ -133,7 +136,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	}
 	var fwd *mrtr.Forwarder
 	if o.PeerURL != "" || len(o.Peers) > 0 {
-		if fwd, err = mrtr.NewForwarder(mrtr.ForwarderOptions{Self: o.Replica, PeerURL: o.PeerURL, Peers: o.Peers, Logger: o.Logger}); err != nil {
+		if fwd, err = mrtr.NewForwarder(mrtr.ForwarderOptions{Self: o.Replica, PeerURL: o.PeerURL, Peers: o.Peers, Timeout: o.ForwardTimeout, Logger: o.Logger}); err != nil {
 			m.Close()
 			return nil, err
 		}
@@ -200,6 +203,7 @@ func (s *Server) mrtrStats() metrics.MRTR {
 			"state_replayed":  st.ReplayedStates,
 			"state_principal": st.PrincipalRefusals,
 			"state_mismatch":  st.MismatchRefusals,
+			"state_in_flight": st.InFlightRefusals,
 		},
 	}
 	ls := s.stateless.ListenStats()
