@@ -23,6 +23,8 @@ func drainParked(a *A) {
 	p := a.serve(nil, "--config", a.config(fmt.Sprintf(`http:
   addr: 127.0.0.1:0
   drain_timeout: %v
+metrics:
+  addr: 127.0.0.1:0
 plugins:
   - {name: mrtr, path: %s, limits: {max_instances: 8}}
   - {name: flood, path: %s}
@@ -37,7 +39,11 @@ plugins:
 	go func() {
 		plain <- a.raw26(p.url, "").do(r26{method: "tools/call", params: callArgs("sleep_ms", map[string]any{"ms": 3000})})
 	}()
-	a.Sleep(500 * time.Millisecond)
+	// SIGTERM once the plain call runs (a busy instance of its plugin),
+	// not after a guess at how long it takes to start.
+	a.Until(30*time.Second, "the plain call runs", func() bool {
+		return a.metric(p, "hangar_plugin_instances", `plugin="flood"`, `state="busy"`) >= 1
+	})
 	start := time.Now()
 	p.signal(syscall.SIGTERM)
 	code := p.wait(drain + 15*time.Second)
