@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -362,12 +363,16 @@ func (w *webServer) serve(ctx context.Context, srv *server.Server, hc config.HTT
 		MaxSessions:    hc.MaxSessions,
 		ReadTimeout:    hc.ReadTimeout,
 		WriteTimeout:   hc.WriteTimeout,
+		// Listen streams hold their connections: automatic, they may take
+		// half of them, so that other clients always find one.
+		MaxListens:          cmp.Or(hc.MaxListens, max(1, conns/2)),
+		MaxListensPerClient: hc.MaxListensPerClient,
 	}
 	sv.httpOptions(hopts) // auth, readiness, metrics: service.go
 	hs := w.hs
 	w.gate.set(srv.HTTPHandler(hopts))
 	log.Info("serving MCP over Streamable HTTP", "url", w.url,
-		"max_connections", conns, "max_sessions", hc.MaxSessions)
+		"max_connections", conns, "max_sessions", hc.MaxSessions, "max_listens", hopts.MaxListens)
 	sv.logAccess(w.url)
 	select {
 	case err := <-w.errc:

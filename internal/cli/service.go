@@ -112,7 +112,7 @@ func (sv *service) serverOptions(o *server.Options, replica string) {
 	}
 	o.StateKey, o.PreviousStateKeys = m.StateKey, m.PreviousStateKeys
 	o.ParkTimeout, o.MaxParked, o.MaxParkedPerPrincipal = m.ParkTimeout, m.MaxParked, m.MaxParkedPerPrincipal
-	o.PeerURL, o.Peers = m.PeerURL, m.Peers
+	o.PeerURL, o.Peers, o.ForwardTimeout = m.PeerURL, m.Peers, m.ForwardTimeout
 	if m.StateKey != nil {
 		sv.log.Info("MCP 2026-07-28 request states are sealed with the configured key", "from", m.StateKeyFrom, "previous_keys", len(m.PreviousStateKeys))
 	}

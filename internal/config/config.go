@@ -20,14 +20,16 @@ const (
 
 // Defaults of the http section: bounds on what HTTP clients may hold.
 const (
-	DefaultSessionIdleTimeout = 30 * time.Minute
-	DefaultMaxSessions        = 1000
-	DefaultMaxConnections     = 0 // automatic: from the open-file limit
-	DefaultReadHeaderTimeout  = 10 * time.Second
-	DefaultReadTimeout        = 30 * time.Second
-	DefaultWriteTimeout       = 30 * time.Second
-	DefaultIdleTimeout        = 2 * time.Minute
-	DefaultDrainTimeout       = 10 * time.Second
+	DefaultSessionIdleTimeout  = 30 * time.Minute
+	DefaultMaxSessions         = 1000
+	DefaultMaxConnections      = 0 // automatic: from the open-file limit
+	DefaultMaxListens          = 0 // automatic: half the connection cap
+	DefaultMaxListensPerClient = 16
+	DefaultReadHeaderTimeout   = 10 * time.Second
+	DefaultReadTimeout         = 30 * time.Second
+	DefaultWriteTimeout        = 30 * time.Second
+	DefaultIdleTimeout         = 2 * time.Minute
+	DefaultDrainTimeout        = 10 * time.Second
 )
 
 // PageSize is the size of a WebAssembly memory page, the unit of
@@ -67,11 +69,16 @@ type HTTP struct {
 	SessionIdleTimeout time.Duration // a session with no request for this long is closed
 	MaxSessions        int           // sessions open at once, 1..1000000
 	MaxConnections     int           // connections open at once, 0 (automatic) or 1..1000000
-	ReadHeaderTimeout  time.Duration // to read a request's header
-	ReadTimeout        time.Duration // to read a request's body
-	WriteTimeout       time.Duration // a write to a client that takes none of it for this long fails
-	IdleTimeout        time.Duration // a keep-alive connection with no request for this long is closed
-	DrainTimeout       time.Duration // on stop, how long calls in progress may go on
+	// MaxListens caps the MCP 2026-07-28 subscriptions/listen streams open
+	// at once, 0 (automatic: half the connection cap) or 1..1000000;
+	// MaxListensPerClient those of one client (a token's subject, or
+	// without auth an address), 1..1000000.
+	MaxListens, MaxListensPerClient int
+	ReadHeaderTimeout               time.Duration // to read a request's header
+	ReadTimeout                     time.Duration // to read a request's body
+	WriteTimeout                    time.Duration // a write to a client that takes none of it for this long fails
+	IdleTimeout                     time.Duration // a keep-alive connection with no request for this long is closed
+	DrainTimeout                    time.Duration // on stop, how long calls in progress may go on
 
 	TLS  *TLS  // nil: plain HTTP
 	Auth *Auth // nil: no authentication, and then Addr must be a loopback address
@@ -91,14 +98,16 @@ func (c *Config) Remote() bool {
 // DefaultHTTP returns the http settings of a configuration that sets none.
 func DefaultHTTP() HTTP {
 	return HTTP{
-		SessionIdleTimeout: DefaultSessionIdleTimeout,
-		MaxSessions:        DefaultMaxSessions,
-		MaxConnections:     DefaultMaxConnections,
-		ReadHeaderTimeout:  DefaultReadHeaderTimeout,
-		ReadTimeout:        DefaultReadTimeout,
-		WriteTimeout:       DefaultWriteTimeout,
-		IdleTimeout:        DefaultIdleTimeout,
-		DrainTimeout:       DefaultDrainTimeout,
+		SessionIdleTimeout:  DefaultSessionIdleTimeout,
+		MaxSessions:         DefaultMaxSessions,
+		MaxConnections:      DefaultMaxConnections,
+		MaxListens:          DefaultMaxListens,
+		MaxListensPerClient: DefaultMaxListensPerClient,
+		ReadHeaderTimeout:   DefaultReadHeaderTimeout,
+		ReadTimeout:         DefaultReadTimeout,
+		WriteTimeout:        DefaultWriteTimeout,
+		IdleTimeout:         DefaultIdleTimeout,
+		DrainTimeout:        DefaultDrainTimeout,
 	}
 }
 

@@ -97,6 +97,17 @@
 //     ones wait to be accepted. 0 (the default) means the open-file limit
 //     (RLIMIT_NOFILE) less a reserve for plugins, modules and the cache: a
 //     quarter of it, at least 64.
+//   - max_listens: MCP 2026-07-28 subscriptions/listen streams open at
+//     once, 0 to 1000000. Each holds a connection for as long as its client
+//     keeps it; one more is refused (HTTP 503, JSON-RPC error -32011) and
+//     its connection closed. 0 (the default) means half of max_connections
+//     (or of its automatic value), so that streams never take every
+//     connection.
+//   - max_listens_per_client: the listen streams of one client, 1 to
+//     1000000: a token's subject, or without auth the address requests come
+//     from (every client behind one address, a proxy's, is one client).
+//     One more is refused (HTTP 429, JSON-RPC error -32011) and its
+//     connection closed. Default 16.
 //   - read_header_timeout: to read a request's header. Default 10s.
 //   - read_timeout: to read a request's body. Default 30s. Responses and
 //     event streams are not bounded by it.
@@ -219,6 +230,12 @@
 //     call is forwarded there. Default: none (it is told to start again).
 //   - peers: a mapping of replica names to such URLs, which takes
 //     precedence over peer_url.
+//   - forward_timeout: how long a retry forwarded to the replica holding
+//     its call may take, its answer included; at most 24h. A forward that
+//     takes longer (a replica that hangs) is cut and its client told the
+//     replica is gone. Keep it above the plugins' longest call_timeout.
+//     One retry of a state is forwarded at a time, and a state a forwarded
+//     retry used is refused before it is forwarded again. Default 2m.
 //
 // # plugins
 //

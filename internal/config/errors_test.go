@@ -176,7 +176,10 @@ func TestErrors(t *testing.T) {
 			`test.yaml:3:20: http.max_connections: must be between 0 and 1000000, got -1`,
 			`test.yaml:4:18: http.write_timeout: must be greater than 0, got 0s`,
 			`test.yaml:5:18: http.drain_timeout: expected a duration with a unit, such as "30s" or "10m", got the integer 10`,
-			`test.yaml:6:3: http: unknown key "session_timeout"; known keys are addr, allowed_origins, allowed_hosts, legacy_sse, session_idle_timeout, max_sessions, max_connections, read_header_timeout, read_timeout, write_timeout, idle_timeout, drain_timeout, tls, auth`}},
+			`test.yaml:6:3: http: unknown key "session_timeout"; known keys are addr, allowed_origins, allowed_hosts, legacy_sse, session_idle_timeout, max_sessions, max_connections, max_listens, max_listens_per_client, read_header_timeout, read_timeout, write_timeout, idle_timeout, drain_timeout, tls, auth`}},
+		{"listen bounds", "http:\n  max_listens: -1\n  max_listens_per_client: 0\n", []string{
+			`test.yaml:2:16: http.max_listens: must be between 0 and 1000000, got -1`,
+			`test.yaml:3:27: http.max_listens_per_client: must be between 1 and 1000000, got 0`}},
 		{"addr", "http:\n  addr: localhost\n", []string{
 			`test.yaml:2:9: http.addr: invalid address "localhost": want host:port, such as 127.0.0.1:8080 or :8080`}},
 		{"addr port", "http:\n  addr: \"localhost:http\"\n", []string{

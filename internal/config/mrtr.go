@@ -44,6 +44,9 @@ type MRTR struct {
 	// start again.
 	PeerURL string
 	Peers   map[string]string
+	// ForwardTimeout bounds a retry forwarded to the replica holding its
+	// call, the answer included.
+	ForwardTimeout time.Duration
 }
 
 // Defaults and bounds of the mrtr section.
@@ -52,12 +55,13 @@ const (
 	DefaultParkTimeout           = 10 * time.Minute
 	DefaultMaxParked             = 1000
 	DefaultMaxParkedPerPrincipal = 8
+	DefaultForwardTimeout        = 2 * time.Minute
 	maxParkTimeout               = 24 * time.Hour
 )
 
 // DefaultMRTR returns the mrtr section's defaults.
 func DefaultMRTR() MRTR {
-	return MRTR{ParkTimeout: DefaultParkTimeout, MaxParked: DefaultMaxParked, MaxParkedPerPrincipal: DefaultMaxParkedPerPrincipal}
+	return MRTR{ParkTimeout: DefaultParkTimeout, MaxParked: DefaultMaxParked, MaxParkedPerPrincipal: DefaultMaxParkedPerPrincipal, ForwardTimeout: DefaultForwardTimeout}
 }
 
 // ReplicaRE is the syntax of a replica name: one DNS label or IPv4
@@ -65,7 +69,7 @@ func DefaultMRTR() MRTR {
 var ReplicaRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 var (
-	mrtrKeys  = []string{"replica", "state_key_file", "state_key_env", "previous_state_key_files", "park_timeout", "max_parked", "max_parked_per_principal", "peer_url", "peers"}
+	mrtrKeys  = []string{"replica", "state_key_file", "state_key_env", "previous_state_key_files", "park_timeout", "max_parked", "max_parked_per_principal", "peer_url", "peers", "forward_timeout"}
 	mrtrHints = map[string]string{
 		"state_key": "the key is never written in the configuration: put it in a file (state_key_file) or an environment variable (state_key_env)",
 	}
@@ -133,6 +137,15 @@ func (d *decoder) mrtr(n *yaml.Node, p string) MRTR {
 		if e, ok := f[c.key]; ok {
 			if v, ok := d.count(e.val, join(p, c.key), 1); ok {
 				*c.v = v
+			}
+		}
+	}
+	if e, ok := f["forward_timeout"]; ok {
+		if v, ok := d.duration(e.val, join(p, "forward_timeout")); ok {
+			if v > maxParkTimeout {
+				d.errorf(resolve(e.val), join(p, "forward_timeout"), "must be at most %s, got %s", maxParkTimeout, v)
+			} else {
+				m.ForwardTimeout = v
 			}
 		}
 	}

@@ -21,7 +21,7 @@ var (
 
 // Keys of each mapping, in documentation order (used in messages).
 var (
-	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout", "tls", "auth"}
+	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "max_listens", "max_listens_per_client", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout", "tls", "auth"}
 	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants", "compile"}
 	limitKeys  = []string{"memory", "call_timeout", "host_timeout", "max_instances", "max_output"}
 	grantKeys  = []string{"allowed_hosts", "allowed_paths", "env"}
@@ -82,6 +82,16 @@ func (d *decoder) http(n *yaml.Node, p string) HTTP {
 	if e, ok := f["max_connections"]; ok {
 		if v, ok := d.count(e.val, join(p, "max_connections"), 0); ok {
 			h.MaxConnections = v
+		}
+	}
+	if e, ok := f["max_listens"]; ok {
+		if v, ok := d.count(e.val, join(p, "max_listens"), 0); ok {
+			h.MaxListens = v
+		}
+	}
+	if e, ok := f["max_listens_per_client"]; ok {
+		if v, ok := d.count(e.val, join(p, "max_listens_per_client"), 1); ok {
+			h.MaxListensPerClient = v
 		}
 	}
 	h.Addr = d.addr(f, p)

@@ -151,6 +151,7 @@ type Call struct {
 	m         *Manager
 	id        string
 	principal string
+	client    string // the principal, or the address of an anonymous caller: who it is for the caps' fairness
 	method    string
 	digest    [32]byte        // of the params; made from params when first needed
 	params    json.RawMessage // nil once digest is made
@@ -175,6 +176,8 @@ type Call struct {
 	held     bool // the call is in m.calls: a retry with its state finds it
 	counted  bool // the call counts against the caps: it is parked, or was answered and runs on
 	finished bool // run returned
+
+	parkedSince atomic.Int64 // when it last began waiting for input (Unix ns); 0 while not parked
 }
 
 // ID returns the call's id, unique within its Manager (and with
@@ -316,6 +319,9 @@ func (c *Call) setLocked(s Status) {
 	}
 	if s == InputRequired {
 		c.m.stats.parked.Add(1)
+		c.parkedSince.Store(time.Now().UnixNano())
+	} else {
+		c.parkedSince.Store(0)
 	}
 	c.status = s
 	close(c.changed)
@@ -388,6 +394,16 @@ func (c *Call) uncountLocked() {
 	if c.counted {
 		c.counted = false
 		c.m.uncount(c)
+	}
+}
+
+// evict ends the call, if it is still parked: acquire gave its place
+// under the caps to another client's call.
+func (c *Call) evict() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.status == InputRequired {
+		c.endLocked(Cancelled, nil, ErrEvicted)
 	}
 }
 

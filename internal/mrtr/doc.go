@@ -93,8 +93,13 @@
 // until they end or their plugin stops waiting for the answer (its own
 // timeout), whether or not their state is still out; a call that never
 // asks never counts. A call that asks beyond a cap fails its request with
-// ErrTooManyParked (CodeTooManyParked) and nothing is parked. Stats
-// returns the gauges and counters for metrics.
+// ErrTooManyParked (CodeTooManyParked) and nothing is parked, but for one
+// thing: at the global cap, a call of a client (its principal, or the
+// address of an anonymous request, WithClient) holding fewer calls than
+// another ends the oldest of that client's calls parked EvictGrace
+// (ErrEvicted), so that no client locks the others out. Drain ends the
+// parked calls at once when the server stops. Stats returns the gauges and
+// counters for metrics.
 //
 // # Replicas
 //

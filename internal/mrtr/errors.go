@@ -31,6 +31,9 @@ var (
 	// ErrCallGone: the state is sound but its call is no longer on the
 	// replica that issued it (the call ended, or the replica restarted).
 	ErrCallGone = errors.New("the call this requestState belongs to is gone")
+	// ErrRetryInFlight: a retry with the same state is being forwarded to
+	// the replica holding its call (Manager.BeginForward).
+	ErrRetryInFlight = errors.New("a retry with this requestState is already on its way to the replica that holds its call")
 	// ErrReplicaGone: the replica that holds the state's call cannot be
 	// reached (Forwarder), or the request was already forwarded once.
 	ErrReplicaGone = errors.New("the replica holding this request is gone")
@@ -67,6 +70,10 @@ var (
 	// principal (Options.MaxParkedPerPrincipal).
 	ErrServerCap    error = &capError{"server"}
 	ErrPrincipalCap error = &capError{"principal"}
+	// ErrEvicted is the cause of a parked call's cancellation when, at
+	// max_parked, its place went to the call of a client that held fewer
+	// (see Options.MaxParked). RPCError maps it to CodeTooManyParked.
+	ErrEvicted = errors.New("this request's call was ended while it waited for your answer: the server holds at most max_parked such calls, your client held more of them than another that needed one, and this one had waited longest; start the request again, and answer sooner or hold fewer calls waiting")
 	// ErrParkExpired is the cause of a parked call's cancellation when no
 	// retry came within the park timeout.
 	ErrParkExpired = errors.New("no retry came within the park timeout")
@@ -177,11 +184,13 @@ func RPCError(err error) *jsonrpc.Error {
 		errors.Is(err, ErrStatePrincipal), errors.Is(err, ErrStateMismatch), errors.Is(err, ErrCallGone),
 		errors.Is(err, ErrReplicaGone):
 		return invalid(err.Error() + ": " + startAgain)
+	case errors.Is(err, ErrRetryInFlight):
+		return invalid(err.Error() + ": wait for that retry's answer; a requestState is good for one retry")
 	case errors.Is(err, ErrResponsesWithoutState):
 		return invalid(err.Error() + ": send inputResponses only with the requestState of the input_required result they answer")
 	case errors.Is(err, ErrInvalidParams):
 		return invalid(err.Error())
-	case errors.Is(err, ErrTooManyParked):
+	case errors.Is(err, ErrTooManyParked), errors.Is(err, ErrEvicted):
 		return &jsonrpc.Error{Code: CodeTooManyParked, Message: err.Error()}
 	case errors.Is(err, ErrParkExpired), errors.Is(err, ErrClosed), errors.Is(err, ErrMethod):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}

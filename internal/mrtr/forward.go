@@ -27,7 +27,7 @@ const (
 	// DefaultForwardTimeout bounds a whole forwarded exchange, answer
 	// included: the peer bounds the call itself (call timeout), so this
 	// only ends exchanges with a peer that stopped answering.
-	DefaultForwardTimeout = 10 * time.Minute
+	DefaultForwardTimeout = 2 * time.Minute
 	// DefaultDialTimeout bounds connecting to the peer: a replica that is
 	// gone is reported within it.
 	DefaultDialTimeout = 5 * time.Second
@@ -178,17 +178,28 @@ func Forwarded(r *http.Request) bool { return r.Header.Get(ForwardedHeader) != "
 // it has started aborts the client's connection (http.ErrAbortHandler),
 // which then knows the answer is incomplete.
 func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, body []byte, replica string, id json.RawMessage) error {
+	_, err := f.ForwardRetry(w, r, body, replica, id, "")
+	return err
+}
+
+// ForwardRetry is Forward for a retry with requestState state, and
+// reports whether the replica used the state up: it answered, and not
+// with the same state again (a retry refused for a wrong answer gets 400;
+// one without the requested answer gets input_required with the same
+// state, still good). The edge gives that to Manager.BeginForward's end.
+func (f *Forwarder) ForwardRetry(w http.ResponseWriter, r *http.Request, body []byte, replica string, id json.RawMessage, state string) (used bool, err error) {
 	if Forwarded(r) {
 		err := fmt.Errorf("%w: the request was forwarded here by replica %q, which does not hold it either", ErrReplicaGone, r.Header.Get(ForwardedHeader))
 		writeRPCError(w, id, err)
-		return err
+		return false, err
 	}
 	u, err := f.URL(replica)
 	if err != nil {
 		f.gone.Add(1)
 		writeRPCError(w, id, err)
-		return err
+		return false, err
 	}
+	var scan *stateScan
 	ctx, cancel := context.WithTimeout(r.Context(), f.timeout)
 	defer cancel()
 	in := r.WithContext(ctx)
@@ -221,8 +232,12 @@ func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, body []byte,
 		},
 		Transport:     f.transport,
 		FlushInterval: -1, // each write of the peer's answer, as it comes
-		ModifyResponse: func(*http.Response) error {
+		ModifyResponse: func(resp *http.Response) error {
 			f.forwarded.Add(1)
+			if resp.StatusCode == http.StatusOK && state != "" {
+				scan = &stateScan{ReadCloser: resp.Body, needle: []byte(state)}
+				resp.Body = scan
+			}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
@@ -238,7 +253,31 @@ func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, body []byte,
 		ErrorLog: slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
 	}
 	proxy.ServeHTTP(w, in)
-	return failed
+	return scan != nil && !scan.found, failed
+}
+
+// stateScan passes an answer through and notes whether it holds needle (a
+// requestState), across the reads' boundaries.
+type stateScan struct {
+	io.ReadCloser
+	needle []byte
+	tail   []byte // the last len(needle)-1 bytes read
+	found  bool
+}
+
+func (s *stateScan) Read(p []byte) (int, error) {
+	n, err := s.ReadCloser.Read(p)
+	if n > 0 && !s.found {
+		buf := append(s.tail, p[:n]...)
+		if bytes.Contains(buf, s.needle) {
+			s.found = true
+		}
+		if k := len(s.needle) - 1; len(buf) > k {
+			buf = buf[len(buf)-k:]
+		}
+		s.tail = append(s.tail[:0], buf...)
+	}
+	return n, err
 }
 
 func (f *Forwarder) selfName() string {

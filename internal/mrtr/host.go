@@ -165,11 +165,22 @@ func (c *Call) ask(ctx context.Context, k kind, build func(*mcp.ClientCapabiliti
 		c.mu.Unlock()
 		return nil, err
 	}
+	if c.counted && c.m.isClosed() {
+		// Answered once and asking again while the server drains: no
+		// retry can be waited for.
+		c.endLocked(Failed, nil, ErrClosed)
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
 	if !c.counted {
-		if err := c.m.acquire(c); err != nil {
+		evict, err := c.m.acquire(c)
+		if err != nil {
 			c.endLocked(Failed, nil, err)
 			c.mu.Unlock()
 			return nil, err
+		}
+		if evict != nil {
+			go evict.evict() // it has a lock of its own
 		}
 		c.held, c.counted = true, true
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +62,11 @@ type Options struct {
 	// ErrTooManyParked. A call counts from its first request for input
 	// until it ends or its plugin stops waiting for the answer. The per-principal cap does not apply to requests
 	// without a principal (no authentication), which only the global cap
-	// bounds. Zero means the default; a negative value is an error.
+	// bounds. At the global cap, a call of a client (a principal, or the
+	// address of an anonymous request: Request.Client) that holds fewer
+	// calls than another ends the oldest of that client's calls parked for
+	// EvictGrace (ErrEvicted) instead of being refused. Zero means the
+	// default; a negative value is an error.
 	MaxParked             int
 	MaxParkedPerPrincipal int
 	// Now is the clock states' expiry is written and checked with; nil
@@ -81,13 +86,14 @@ type Manager struct {
 	maxPerPrincipal int
 	now             func() time.Time
 
-	mu           sync.Mutex
-	calls        map[string]*Call // the calls that asked for input and are not forgotten, by id
-	counted      int              // of those, the calls counted against the caps
-	perPrincipal map[string]int   // the calls counted against the caps, by principal
-	consumed     map[string]int64 // accepted single-use ids -> their state's expiry (Unix ms)
-	sweepAt      int              // size of consumed at which expired ids are dropped
-	closed       bool
+	mu         sync.Mutex
+	calls      map[string]*Call   // the calls that asked for input and are not forgotten, by id
+	counted    int                // of those, the calls counted against the caps
+	byClient   map[string][]*Call // the calls counted against the caps, by client (Call.client), oldest first
+	consumed   map[string]int64   // accepted single-use ids -> their state's expiry (Unix ms)
+	forwarding map[string]bool    // single-use ids of states whose retry is on its way to their replica (BeginForward)
+	sweepAt    int                // size of consumed at which expired ids are dropped
+	closed     bool
 
 	stats counters
 }
@@ -96,6 +102,7 @@ type counters struct {
 	parked                                      atomic.Int64
 	parkedTotal, resumed, expired               atomic.Uint64
 	capRefusals, capabilityRefusals, dropped    atomic.Uint64
+	evicted, inFlight                           atomic.Uint64
 	queueFull                                   atomic.Uint64
 	invalid, stale, replayed, principal, misfit atomic.Uint64
 }
@@ -120,8 +127,9 @@ func New(o Options) (*Manager, error) {
 		maxPerPrincipal: o.MaxParkedPerPrincipal,
 		now:             o.Now,
 		calls:           map[string]*Call{},
-		perPrincipal:    map[string]int{},
+		byClient:        map[string][]*Call{},
 		consumed:        map[string]int64{},
+		forwarding:      map[string]bool{},
 		sweepAt:         64,
 	}
 	if m.parkTimeout == 0 {
@@ -162,6 +170,45 @@ func (m *Manager) Close() {
 	}
 }
 
+// Drain ends at once every call parked waiting for its client's retry
+// (cause ErrClosed: the plugin's host import fails and its instance goes
+// back), and refuses from now on every call that would park and every new
+// request, with ErrClosed: the server is stopping, and a call waiting for
+// a client that may never come back must not hold the drain for its
+// timeout. A call running on after its retry was accepted is left to
+// finish, as any call in progress. The retry of a call ended here learns
+// that it is gone (ErrCallGone) and to start its request again. Drain
+// reports how many parked calls it ended.
+func (m *Manager) Drain() int {
+	m.mu.Lock()
+	m.closed = true
+	calls := make([]*Call, 0, len(m.calls))
+	for _, c := range m.calls {
+		calls = append(calls, c)
+	}
+	m.mu.Unlock()
+	n := 0
+	for _, c := range calls {
+		c.mu.Lock()
+		if c.status == InputRequired {
+			c.endLocked(Cancelled, nil, ErrClosed)
+			c.use = ""
+			c.releaseLocked()
+			n++
+		}
+		c.mu.Unlock()
+	}
+	return n
+}
+
+// isClosed reports whether the Manager is closed or draining: no call
+// may park any more.
+func (m *Manager) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
 // Call returns the call with the given id among those that have asked
 // for input and are not forgotten yet, or nil.
 func (m *Manager) Call(id string) *Call {
@@ -183,6 +230,11 @@ type Request struct {
 	// Principal is the authenticated subject (the token's), or "" when
 	// the request is not authenticated.
 	Principal string
+	// Client is the address an unauthenticated request came from (the
+	// connection's), which tells its client from others for the fairness
+	// of the cap on parked calls; "" for none known (stdio: one client).
+	// Empty, Serve takes the one WithClient put in its context.
+	Client string
 	// Capabilities are the client capabilities of the request's _meta
 	// (nil: none declared). See DecodeCapabilities.
 	Capabilities *mcp.ClientCapabilities
@@ -327,6 +379,39 @@ func (m *Manager) Locate(requestState string) (string, error) {
 	return st.Replica, nil
 }
 
+// BeginForward is called before a retry is forwarded to the replica its
+// requestState names: it refuses a state already used by a retry
+// forwarded from here (ErrStateReplayed) and one whose retry is being
+// forwarded now (ErrRetryInFlight), so that racing or repeated retries of
+// one state open one connection to that replica, not one each. end
+// records the forward's outcome: used, the replica accepted the state,
+// which is then refused here until it expires.
+func (m *Manager) BeginForward(requestState string) (end func(used bool), err error) {
+	st, err := m.open(requestState)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, used := m.consumed[st.Use]; used {
+		m.stats.replayed.Add(1)
+		return nil, ErrStateReplayed
+	}
+	if m.forwarding[st.Use] {
+		m.stats.inFlight.Add(1)
+		return nil, ErrRetryInFlight
+	}
+	m.forwarding[st.Use] = true
+	return func(used bool) {
+		m.mu.Lock()
+		delete(m.forwarding, st.Use)
+		m.mu.Unlock()
+		if used {
+			m.consume(st.Use, st.Expiry)
+		}
+	}, nil
+}
+
 func (m *Manager) open(text string) (*state, error) {
 	st, err := m.sealer.openState(text, m.now())
 	switch {
@@ -351,6 +436,7 @@ func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*
 		m:         m,
 		id:        rand.Text(),
 		principal: req.Principal,
+		client:    clientKey(ctx, req),
 		method:    req.Method,
 		created:   m.now(),
 		token0:    p.token,
@@ -510,41 +596,116 @@ func (m *Manager) serve(ctx context.Context, c *Call, a *attachment) (*Outcome, 
 	}
 }
 
+// EvictGrace is how long a call must have been parked before another
+// client's call may end it at the cap on parked calls (see acquire): as
+// long as the pool lets a parked call keep its instance once another call
+// waits for one, so that a client that answers at once keeps its call.
+const EvictGrace = 2 * time.Second
+
+// ctxClient is the context key of WithClient.
+type ctxClient struct{}
+
+// WithClient returns ctx carrying the address an unauthenticated request
+// came from, which Serve takes when Request.Client is empty.
+func WithClient(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, ctxClient{}, addr)
+}
+
+// clientKey names the client of a request for the fairness of the caps:
+// its principal, or without one the address it came from.
+func clientKey(ctx context.Context, req Request) string {
+	if req.Principal != "" {
+		return "user " + req.Principal
+	}
+	addr := req.Client
+	if addr == "" {
+		addr, _ = ctx.Value(ctxClient{}).(string)
+	}
+	if addr == "" {
+		return ""
+	}
+	return "address " + addr
+}
+
 // acquire counts c against the caps, and puts it in the table, or refuses
 // it. A call counts from the moment it asks for input until it ends or its
 // plugin stops waiting for the answer (uncount); a call that never asks
 // for input never counts, and is never refused here.
-func (m *Manager) acquire(c *Call) error {
+//
+// At max_parked, a call whose client holds fewer parked calls than another
+// client is not refused: the oldest call of the client holding the most,
+// parked for at least EvictGrace, ends for it (ErrEvicted), so that no
+// client, anonymous ones included, can lock the others out by holding
+// every place; a client holding as many as any other is refused. acquire
+// returns the call to end, which the caller ends once it holds no lock of
+// its own (c.mu is held here, and the evicted call has its own).
+func (m *Manager) acquire(c *Call) (evict *Call, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	mine := len(m.byClient[c.client])
 	switch {
 	case m.closed:
-		return ErrClosed
+		return nil, ErrClosed
+	case c.principal != "" && mine >= m.maxPerPrincipal:
+		m.stats.capRefusals.Add(1)
+		return nil, fmt.Errorf("%w: %d of your requests wait for input, the limit per user; answer or abandon one, then start this request again", ErrPrincipalCap, m.maxPerPrincipal)
 	case m.counted >= m.maxParked:
-		m.stats.capRefusals.Add(1)
-		return fmt.Errorf("%w: %d requests wait for input on this server, its limit; try again once some are answered", ErrServerCap, m.maxParked)
-	case c.principal != "" && m.perPrincipal[c.principal] >= m.maxPerPrincipal:
-		m.stats.capRefusals.Add(1)
-		return fmt.Errorf("%w: %d of your requests wait for input, the limit per user; answer or abandon one, then start this request again", ErrPrincipalCap, m.maxPerPrincipal)
+		evict = m.evictableLocked(mine, time.Now())
+		if evict == nil {
+			m.stats.capRefusals.Add(1)
+			return nil, fmt.Errorf("%w: %d requests wait for input on this server, its limit, and none of another client who holds more than you has waited %v; try again once some are answered", ErrServerCap, m.maxParked, EvictGrace)
+		}
+		m.dropLocked(evict)
+		m.stats.evicted.Add(1)
 	}
 	m.calls[c.id] = c
 	m.counted++
-	if c.principal != "" {
-		m.perPrincipal[c.principal]++
+	m.byClient[c.client] = append(m.byClient[c.client], c)
+	return evict, nil
+}
+
+// evictableLocked returns the oldest call, parked for EvictGrace at least,
+// of the client holding the most calls, if it holds more than mine; or nil.
+func (m *Manager) evictableLocked(mine int, now time.Time) *Call {
+	var most []*Call
+	for _, cs := range m.byClient {
+		if len(cs) > len(most) {
+			most = cs
+		}
+	}
+	if len(most) <= mine {
+		return nil
+	}
+	for _, v := range most {
+		if since := v.parkedSince.Load(); since != 0 && now.Sub(time.Unix(0, since)) >= EvictGrace {
+			return v
+		}
 	}
 	return nil
 }
 
-// uncount frees c's place under the caps (c.counted was true).
+// dropLocked takes c out of the account of the caps, if it is in it.
+func (m *Manager) dropLocked(c *Call) bool {
+	cs := m.byClient[c.client]
+	i := slices.Index(cs, c)
+	if i < 0 {
+		return false
+	}
+	m.counted--
+	if cs = slices.Delete(cs, i, i+1); len(cs) == 0 {
+		delete(m.byClient, c.client)
+	} else {
+		m.byClient[c.client] = cs
+	}
+	return true
+}
+
+// uncount frees c's place under the caps (c.counted was true), unless
+// another call's took it already (acquire).
 func (m *Manager) uncount(c *Call) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.counted--
-	if c.principal != "" {
-		if m.perPrincipal[c.principal]--; m.perPrincipal[c.principal] <= 0 {
-			delete(m.perPrincipal, c.principal)
-		}
-	}
+	m.dropLocked(c)
 }
 
 // keepOutcome reports whether the table has room for the outcome of an
@@ -592,6 +753,7 @@ type Stats struct {
 	Resumed              uint64 // retries whose answers were delivered
 	Expired              uint64 // calls cancelled because no retry came in time
 	CapRefusals          uint64 // requests refused at a cap (ErrTooManyParked)
+	Evicted              uint64 // parked calls ended at max_parked for another client's (ErrEvicted)
 	CapabilityRefusals   uint64 // requests refused with MissingRequiredClientCapability
 	DroppedNotifications uint64 // log and progress notifications dropped: no request waited, it was gone, or its queue was full
 	QueueFull            uint64 // of those, dropped because the request's queue was full (QueueSize): its client reads slower than the plugin sends
@@ -600,6 +762,7 @@ type Stats struct {
 	ReplayedStates       uint64 // ErrStateReplayed
 	PrincipalRefusals    uint64 // ErrStatePrincipal
 	MismatchRefusals     uint64 // ErrStateMismatch
+	InFlightRefusals     uint64 // ErrRetryInFlight
 }
 
 // Stats returns the current counters.
@@ -615,6 +778,7 @@ func (m *Manager) Stats() Stats {
 		Resumed:              s.resumed.Load(),
 		Expired:              s.expired.Load(),
 		CapRefusals:          s.capRefusals.Load(),
+		Evicted:              s.evicted.Load(),
 		CapabilityRefusals:   s.capabilityRefusals.Load(),
 		DroppedNotifications: s.dropped.Load(),
 		QueueFull:            s.queueFull.Load(),
@@ -623,5 +787,6 @@ func (m *Manager) Stats() Stats {
 		ReplayedStates:       s.replayed.Load(),
 		PrincipalRefusals:    s.principal.Load(),
 		MismatchRefusals:     s.misfit.Load(),
+		InFlightRefusals:     s.inFlight.Load(),
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/auth"
 	"github.com/hangar-mcp/hangar/internal/metrics"
+	"github.com/hangar-mcp/hangar/internal/mrtr"
 )
 
 // HTTPOptions configure the HTTP transports. A nil *HTTPOptions means
@@ -40,6 +41,15 @@ type HTTPOptions struct {
 	// write to it for that long (a stalled reader); zero means never. It
 	// bounds each write, not the life of a stream.
 	WriteTimeout time.Duration
+	// MaxListens caps the MCP 2026-07-28 subscriptions/listen streams
+	// open at once, each of which holds a connection for as long as its
+	// client keeps it; zero means no cap but the connections'.
+	// MaxListensPerClient caps those of one client (a token's subject, or
+	// without Auth the address a request came from); zero means
+	// stateless.DefaultMaxListensPerClient. A listen beyond a cap is
+	// refused (HTTP 503 or 429, JSON-RPC error -32011) and its connection
+	// closed.
+	MaxListens, MaxListensPerClient int
 	// LegacySSE also serves the HTTP+SSE transport of protocol version
 	// 2024-11-05 at [SSEPath], for clients that predate Streamable HTTP. An
 	// HTTP+SSE session lasts as long as its event stream. It is ignored when
@@ -86,6 +96,7 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	if opts != nil {
 		o = *opts
 	}
+	s.stateless.LimitListens(o.MaxListens, o.MaxListensPerClient)
 	store := mcp.NewMemoryEventStore(nil)
 	// guard below checks Host on every address, not only on loopback; the
 	// fast path keeps the sessions' idle timeout (o.SessionTimeout), since
@@ -145,6 +156,11 @@ func (s *Server) serveMCP(sessionHTTP http.Handler, o HTTPOptions) http.Handler 
 		cw := s.limitClient(w, r, o)
 		defer s.streams.remove(cw)
 		if s.stateless.Takes(r) {
+			// Without a token, the connection's address tells a client
+			// from others for the fairness of the cap on parked calls.
+			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+				r = r.WithContext(mrtr.WithClient(r.Context(), host))
+			}
 			hr, done := s.requests.Track(r, "")
 			defer done()
 			if o.WriteTimeout > 0 {

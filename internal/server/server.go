@@ -78,7 +78,10 @@ type Options struct {
 	// that reaches this replica over HTTP while another holds its call is
 	// forwarded there. Neither: it is told to start again.
 	PeerURL string
-	Peers   map[string]string
+	// ForwardTimeout bounds a retry forwarded to another replica, its
+	// answer included; zero means mrtr.DefaultForwardTimeout.
+	ForwardTimeout time.Duration
+	Peers          map[string]string
 }
 
 // ReplicaRE is the syntax of Options.Replica (package mrtr's, which
@@ -135,7 +138,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	}
 	var fwd *mrtr.Forwarder
 	if o.PeerURL != "" || len(o.Peers) > 0 {
-		if fwd, err = mrtr.NewForwarder(mrtr.ForwarderOptions{Self: o.Replica, PeerURL: o.PeerURL, Peers: o.Peers, Logger: o.Logger}); err != nil {
+		if fwd, err = mrtr.NewForwarder(mrtr.ForwarderOptions{Self: o.Replica, PeerURL: o.PeerURL, Peers: o.Peers, Timeout: o.ForwardTimeout, Logger: o.Logger}); err != nil {
 			m.Close()
 			return nil, err
 		}
@@ -213,6 +216,7 @@ func (s *Server) mrtrStats() metrics.MRTR {
 		InputRequests:        st.ParkedTotal,
 		Resumed:              st.Resumed,
 		Expired:              st.Expired,
+		Evicted:              st.Evicted,
 		DroppedNotifications: st.DroppedNotifications,
 		Refusals: map[string]uint64{
 			"cap":             st.CapRefusals,
@@ -222,8 +226,12 @@ func (s *Server) mrtrStats() metrics.MRTR {
 			"state_replayed":  st.ReplayedStates,
 			"state_principal": st.PrincipalRefusals,
 			"state_mismatch":  st.MismatchRefusals,
+			"state_in_flight": st.InFlightRefusals,
 		},
 	}
+	ls := s.stateless.ListenStats()
+	out.Listens, out.ListenEvicted = ls.Open, ls.Evicted
+	out.ListenRefusals = map[string]uint64{"server": ls.RefusedServer, "client": ls.RefusedClient}
 	if s.fwd != nil {
 		f := s.fwd.Stats()
 		out.Forwarded, out.ForwardFailures = f.Forwarded, f.Gone
@@ -256,6 +264,9 @@ func (s *Server) Readiness() (ready bool, notReady map[string]string) {
 func (s *Server) Drain(ctx context.Context) int {
 	// 2026-07-28's listen streams end with their result.
 	s.stateless.Stop()
+	// A parked call waits for a client that may never come back: it ends
+	// now, not at the drain timeout, and its retry learns to start again.
+	s.mrtr.Drain()
 	n := s.core.Drain(ctx)
 	// Parked calls count as calls in progress: those no retry answered
 	// were cancelled with the others. No call parks any more.

@@ -81,6 +81,7 @@ type Edge struct {
 	listeners map[*listener]struct{} // subscriptions/listen streams (listen.go)
 	stop      chan struct{}          // closed by Stop
 	stopOnce  sync.Once
+	listens   listenCaps // the caps on listen streams over HTTP (listen.go)
 }
 
 // calls serves the requests of 2026-07-28 that may need the client's

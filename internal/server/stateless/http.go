@@ -348,8 +348,16 @@ func (e *Edge) route(w http.ResponseWriter, r *http.Request, body []byte, m *mes
 	if replica == e.m.Replica() || e.fwd == nil {
 		return false // served here; elsewhere: Serve says where it is held
 	}
+	// One forward per state at a time, and none of a state used already:
+	// retries that race or repeat open no connection to the replica.
+	end, err := e.m.BeginForward(state)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, m.id, rpcError(err))
+		return true
+	}
 	id, _ := json.Marshal(m.id.Raw())
-	e.fwd.Forward(w, r, body, replica, id)
+	used, _ := e.fwd.ForwardRetry(w, r, body, replica, id, state)
+	end(used)
 	return true
 }
 

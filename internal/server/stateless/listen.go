@@ -3,9 +3,12 @@ package stateless
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -218,8 +221,9 @@ func (e *Edge) Stop() {
 // cancelled: nothing more is sent) or the server stops: it returns the
 // listen request's result then, to end the stream with, or nil. write
 // sends a message, and ping (nil over stdio) an SSE comment when the
-// stream was quiet for keepAlive.
-func (e *Edge) listen(ctx context.Context, l *listener, ack mcp.NotificationSubscriptions, write func([]byte) error, ping func() error) []byte {
+// stream was quiet for keepAlive; the stream ends with its result too when
+// evicted is closed (listenCaps).
+func (e *Edge) listen(ctx context.Context, l *listener, ack mcp.NotificationSubscriptions, write func([]byte) error, ping func() error, evicted <-chan struct{}) []byte {
 	defer e.unsubscribe(l)
 	if write(l.ack(ack)) != nil {
 		return nil
@@ -249,6 +253,11 @@ func (e *Edge) listen(ctx context.Context, l *listener, ack mcp.NotificationSubs
 			return nil
 		case <-e.stop:
 			return e.listenResult(l)
+		case <-evicted:
+			// The streams are at their cap and this client holds the
+			// most: the stream ends as at a stop, and the client may
+			// listen again (see listenCaps).
+			return e.listenResult(l)
 		}
 	}
 }
@@ -260,9 +269,20 @@ func (e *Edge) serveListen(w http.ResponseWriter, r *http.Request, m *message) {
 		writeError(w, http.StatusBadRequest, m.id, jerr)
 		return
 	}
+	slot, status, jerr := e.listens.take(listenClient(r))
+	if jerr != nil {
+		// The refused client's connection is closed after the answer: a
+		// client that opens listens it does not read must not keep the
+		// connections it was refused on either.
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "10")
+		writeError(w, status, m.id, jerr)
+		return
+	}
+	defer e.listens.release(slot)
 	l, ack := e.subscribe(m.id, sdkauth.TokenInfoFromContext(r.Context()), want)
 	st := newEventStream(w)
-	res := e.listen(r.Context(), l, ack, st.event, st.ping)
+	res := e.listen(r.Context(), l, ack, st.event, st.ping, slot.evicted)
 	if res != nil {
 		st.final(res)
 	}
@@ -276,5 +296,152 @@ func (e *Edge) listenLine(ctx context.Context, m *message, write func([]byte)) [
 		return wire.EncodeError(m.id, jerr)
 	}
 	l, ack := e.subscribe(m.id, nil, want)
-	return e.listen(ctx, l, ack, func(b []byte) error { write(b); return nil }, nil)
+	return e.listen(ctx, l, ack, func(b []byte) error { write(b); return nil }, nil, nil)
+}
+
+// CodeTooManyListens is Hangar's JSON-RPC error code (in the range
+// JSON-RPC leaves to implementations) for a subscriptions/listen refused
+// at a cap on listen streams.
+const CodeTooManyListens = -32011
+
+// Defaults of the caps on listen streams over HTTP (LimitListens).
+const (
+	// DefaultMaxListensPerClient bounds one client's listen streams: a
+	// client needs one, a few while it replaces one; anything beyond is
+	// a client that does not close them.
+	DefaultMaxListensPerClient = 16
+)
+
+// listenCaps bounds the subscriptions/listen streams over HTTP, each of
+// which holds a connection for as long as its client keeps it: in all, so
+// that streams never take every connection (http.max_connections), and
+// per client (a token's subject; without authentication, the address the
+// request came from), so that one client cannot take every stream. At the
+// cap in all, a client that holds fewer streams than another is not
+// refused: the oldest stream of the client that holds the most ends (with
+// its result, as at a stop) for it, so that clients who each hold few
+// streams share them, and no set of clients locks another out. Over stdio
+// a listen is its one client's, bounded by its session.
+type listenCaps struct {
+	mu        sync.Mutex
+	max       int                      // 0: no cap in all
+	perClient int                      // 0: DefaultMaxListensPerClient
+	open      int                      // streams open
+	byClient  map[string][]*listenSlot // streams open by client, oldest first
+
+	refusedServer, refusedClient, evicted atomic.Uint64
+}
+
+// listenSlot is one stream's place under the caps.
+type listenSlot struct {
+	client  string
+	evicted chan struct{} // closed when the stream must end for another client's
+	gone    bool          // evicted: its place is already free
+}
+
+// LimitListens sets the caps on listen streams over HTTP: at most max in
+// all (0: none but the connection cap), and perClient for one client (0:
+// DefaultMaxListensPerClient). Streams already open are kept.
+func (e *Edge) LimitListens(max, perClient int) {
+	e.listens.mu.Lock()
+	defer e.listens.mu.Unlock()
+	e.listens.max, e.listens.perClient = max, perClient
+}
+
+// ListenStats are the listen streams open over HTTP now, those refused at
+// the cap in all ("server") and per client ("client"), and those ended
+// for another client's at the cap in all.
+type ListenStats struct {
+	Open                                  int
+	RefusedServer, RefusedClient, Evicted uint64
+}
+
+// ListenStats reports the listen streams over HTTP, for metrics.
+func (e *Edge) ListenStats() ListenStats {
+	e.listens.mu.Lock()
+	open := e.listens.open
+	e.listens.mu.Unlock()
+	return ListenStats{Open: open, RefusedServer: e.listens.refusedServer.Load(), RefusedClient: e.listens.refusedClient.Load(), Evicted: e.listens.evicted.Load()}
+}
+
+// listenClient names the client of a request for the caps on listens: its
+// token's subject, or without authentication the address it came from (the
+// connection's: a client cannot choose it, as it could any header), and
+// how to tell the client which it is.
+func listenClient(r *http.Request) (key, who string) {
+	if ti := sdkauth.TokenInfoFromContext(r.Context()); ti != nil && ti.UserID != "" {
+		return "user " + ti.UserID, "your token's subject"
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "address " + host, "requests without a token from " + host
+}
+
+// take gives a new stream of client its place, or refuses it with the
+// HTTP status and the JSON-RPC error to answer.
+func (c *listenCaps) take(client, who string) (slot *listenSlot, status int, jerr *jsonrpc.Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	per := c.perClient
+	if per <= 0 {
+		per = DefaultMaxListensPerClient
+	}
+	mine := len(c.byClient[client])
+	if mine >= per {
+		c.refusedClient.Add(1)
+		return nil, http.StatusTooManyRequests, &jsonrpc.Error{Code: CodeTooManyListens, Message: fmt.Sprintf(
+			"too many subscriptions/listen streams: %d are open for %s, the limit per client (http.max_listens_per_client); end one (cancel its request or close its connection) or ask for more notifications in one listen, then listen again", per, who)}
+	}
+	if c.max > 0 && c.open >= c.max {
+		// The client holding the most streams gives its oldest up, if it
+		// holds more than this one will.
+		var most string
+		for k, ss := range c.byClient {
+			if len(ss) > len(c.byClient[most]) {
+				most = k
+			}
+		}
+		if len(c.byClient[most]) <= mine+1 {
+			c.refusedServer.Add(1)
+			return nil, http.StatusServiceUnavailable, &jsonrpc.Error{Code: CodeTooManyListens, Message: fmt.Sprintf(
+				"too many subscriptions/listen streams: this server holds at most %d (http.max_listens), and %s hold as many as any client; end one of yours, or try again later", c.max, who)}
+		}
+		old := c.byClient[most][0]
+		old.gone = true
+		close(old.evicted)
+		c.remove(old)
+		c.evicted.Add(1)
+	}
+	if c.byClient == nil {
+		c.byClient = map[string][]*listenSlot{}
+	}
+	slot = &listenSlot{client: client, evicted: make(chan struct{})}
+	c.open++
+	c.byClient[client] = append(c.byClient[client], slot)
+	return slot, 0, nil
+}
+
+// release frees the place of a stream that ended.
+func (c *listenCaps) release(s *listenSlot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !s.gone {
+		c.remove(s)
+	}
+}
+
+// remove takes s out of the account. c.mu must be held.
+func (c *listenCaps) remove(s *listenSlot) {
+	ss := c.byClient[s.client]
+	if i := slices.Index(ss, s); i >= 0 {
+		ss = slices.Delete(ss, i, i+1)
+		c.open--
+	}
+	if len(ss) == 0 {
+		delete(c.byClient, s.client)
+	} else {
+		c.byClient[s.client] = ss
+	}
 }
