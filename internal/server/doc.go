@@ -50,8 +50,9 @@
 //   - wire: the vocabulary the edges share: the protocol versions in their
 //     order, _meta, ids, the in-place reader of JSON-RPC messages, the
 //     encoders of answers as the go-sdk writes them.
-//   - httpcalls: the HTTP requests in progress that carry calls, which
-//     every edge over HTTP reads (their scopes, their calls' ids).
+//   - httpcalls: the HTTP requests in progress that carry calls: one
+//     Tracker, made here, which every edge over HTTP requires (their
+//     scopes, their calls' ids).
 //   - rawjson: the in-place JSON scanner and validator the others share.
 //
 // This package is the composition root: it builds the core and its edges,
@@ -62,6 +63,8 @@
 // authentication, the bounds of httplimits.go) and the operations
 // endpoints. It may import all of them. The edges are peers: each
 // imports the core and the shared packages (wire, httpcalls, rawjson),
-// never another edge or this package; the core imports none of them but
-// rawjson and wire.
+// never another edge or this package, nor do its own test files (only an
+// external test package, package fastpath_test say, may wire edges as
+// this package does); the core imports none of them but rawjson and
+// wire.
 package server

@@ -90,26 +90,41 @@ var layoutRules = map[string]struct {
 // no edge (wire, httpcalls).
 var edges = []string{"sessions", "fastpath", "stateless", "tasks"}
 
+// externalTest reports whether f is a file of an external test package
+// (its package clause ends in _test): such a package is compiled apart
+// from the package it tests, and may wire edges as package server does.
+// A test file of the package itself (package fastpath) is compiled into
+// it, and is held to its rules.
+func externalTest(f *ast.File) bool { return strings.HasSuffix(f.Name.Name, "_test") }
+
+// testSupport are what a test file of a package itself may import besides
+// what the package may: the server's test helpers.
+var testSupport = []string{module + "internal/server/internal/servertest", module + "internal/config"}
+
 // checkPeers checks that no package under internal/server but package
-// server itself imports an edge (test files aside: a test may wire edges
-// as package server does).
+// server itself imports an edge. Only external test packages (package
+// clause ending in _test) are exempt: a test there may wire edges as
+// package server does.
 func checkPeers(t *testing.T) {
 	found := map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
 			return err
 		}
 		dir := filepath.ToSlash(filepath.Dir(path))
 		if dir == "." {
 			return nil // the composition root
 		}
-		pkg, _, _ := strings.Cut(dir, "/")
-		if slices.Contains(edges, pkg) {
-			found[pkg] = true
-		}
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
+		}
+		if externalTest(f) {
+			return nil
+		}
+		pkg, _, _ := strings.Cut(dir, "/")
+		if slices.Contains(edges, pkg) {
+			found[pkg] = true
 		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
@@ -140,7 +155,11 @@ func checkPeers(t *testing.T) {
 
 // TestLayout checks the imports of the core, the edges and the packages
 // they share, that the core names no session, transport or JSON-RPC
-// framing, and that no edge imports another (checkPeers).
+// framing, and that no edge imports another (checkPeers). Test files are
+// checked too, but for those of external test packages (package clause
+// ending in _test), which are compiled apart from the package they test;
+// a package's own test files may import the server's test helpers too
+// (testSupport).
 func TestLayout(t *testing.T) {
 	checkPeers(t)
 	for dir, rule := range layoutRules {
@@ -149,17 +168,21 @@ func TestLayout(t *testing.T) {
 			t.Fatalf("%s: no Go files (%v)", dir, err)
 		}
 		for _, name := range files {
-			if strings.HasSuffix(name, "_test.go") {
-				continue
-			}
 			fset := token.NewFileSet()
 			f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if externalTest(f) {
+				continue
+			}
+			test := strings.HasSuffix(name, "_test.go")
 			for _, imp := range f.Imports {
 				path, _ := strconv.Unquote(imp.Path.Value)
 				std := !strings.Contains(strings.Split(path, "/")[0], ".")
+				if test && slices.Contains(testSupport, path) {
+					continue
+				}
 				if (!std && !rule.allow(path)) || slices.Contains(rule.deny, path) {
 					t.Errorf("%s imports %s", filepath.ToSlash(name), path)
 				}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -152,9 +153,9 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	hooks, err := stateless.NewHooks(c, so)
 	if err != nil {
 		m.Close()
-		return nil, err
+		return nil, fmt.Errorf("the edge of MCP 2026-07-28: %w", err)
 	}
-	sdk := sessions.New(c, &sessions.Options{
+	sdk, err := sessions.New(c, &sessions.Options{
 		Logger:    o.Logger,
 		Version:   o.Version,
 		PageSize:  o.PageSize,
@@ -164,6 +165,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		Send: fastpath.Send,
 		// The go-sdk server speaks 2026-07-28 too, through the edge of
 		// that version, whose calls its handlers describe as the edge says.
+		// sessions.New refuses Hooks with a field left unset.
 		Hooks: &sessions.Hooks{
 			Versions:     hooks.Versions,
 			Middleware:   hooks.Middleware,
@@ -171,10 +173,19 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 			Request:      hooks.Request,
 		},
 	})
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("the go-sdk's sessions: %w", err)
+	}
 	edge, err := stateless.New(c, sdk.StatelessHTTP(), so)
 	if err != nil {
 		m.Close()
-		return nil, err
+		return nil, fmt.Errorf("the edge of MCP 2026-07-28: %w", err)
+	}
+	fast, err := fastpath.New(c, fastSessions{sdk}, &fastpath.Options{Logger: o.Logger, Disabled: o.DisableFastPath, Stateless: edge, Requests: requests})
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("the fast path: %w", err)
 	}
 	// The 2026-07-28 edge first: a tool it refuses (an invalid x-mcp-header
 	// annotation) is then never offered to the go-sdk.
@@ -185,7 +196,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		sdk:      sdk,
 		requests: requests,
 		// The 2026-07-28 edge sees each stdio line before the fast path.
-		fast:      fastpath.New(c, fastSessions{sdk}, &fastpath.Options{Logger: o.Logger, Disabled: o.DisableFastPath, Stateless: edge, Requests: requests}),
+		fast:      fast,
 		stateless: edge,
 		mrtr:      m,
 		fwd:       fwd,

@@ -20,7 +20,9 @@
 // It may import the core (through Core, and for core.Request), the
 // packages the edges share (wire, httpcalls), rawjson, and the go-sdk's
 // mcp, jsonrpc and auth packages; never package server, another edge
-// (TestLayout in package server), or anything of the plugins. What it
+// (TestLayout in package server, which holds this package's own test
+// files to it too, but not the external test package fastpath_test), or
+// anything of the plugins. What it
 // needs of the sessions it sits in front of (Sessions) and of the edge
 // of MCP 2026-07-28 over stdio (StatelessLines) are interfaces of its
 // own, which package server fills.

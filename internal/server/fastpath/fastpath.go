@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -45,7 +46,9 @@ type Options struct {
 	Stateless StatelessLines
 	// Requests keeps the HTTP requests in progress that carry calls (the
 	// HTTP layer in front of the fast path tracks them): a call the fast
-	// path serves over HTTP is ended with its request. Nil: none.
+	// path serves over HTTP is ended with its request, and the go-sdk's
+	// handlers find there the ids of the calls it leaves them. Required:
+	// the go-sdk's sessions must be given the same Tracker.
 	Requests *httpcalls.Tracker
 }
 
@@ -88,7 +91,7 @@ type StatelessLines interface {
 type Path struct {
 	core      Core
 	sdk       Sessions
-	requests  *httpcalls.Tracker // nil: none
+	requests  *httpcalls.Tracker
 	log       *slog.Logger
 	disabled  bool
 	stateless StatelessLines // nil: none
@@ -96,16 +99,19 @@ type Path struct {
 
 // New returns the fast path of c in front of sdk, whose go-sdk server must
 // have Send as its innermost sending middleware (package sessions:
-// Options.Send).
-func New(c Core, sdk Sessions, opts *Options) *Path {
+// Options.Send). It fails if Options.Requests is nil.
+func New(c Core, sdk Sessions, opts *Options) (*Path, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
+	if o.Requests == nil {
+		return nil, errors.New("fastpath: Options.Requests is required: the Tracker of the HTTP requests that carry calls, which the go-sdk's sessions are given too")
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Path{core: c, sdk: sdk, requests: o.Requests, log: o.Logger, disabled: o.Disabled, stateless: o.Stateless}
+	return &Path{core: c, sdk: sdk, requests: o.Requests, log: o.Logger, disabled: o.Disabled, stateless: o.Stateless}, nil
 }
 
 // fastSession is the fast path's state for one MCP session.

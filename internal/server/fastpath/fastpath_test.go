@@ -80,16 +80,41 @@ func newPath(t *testing.T) (*recordingCore, *sessions.Server, *fastpath.Path, *h
 	t.Helper()
 	c := &recordingCore{Core: core.New(&core.Options{Logger: servertest.Logger()}), calls: map[string]core.Request{}}
 	tr := httpcalls.NewTracker()
-	sdk := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Send: fastpath.Send, Requests: tr})
+	sdk, err := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Send: fastpath.Send, Requests: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
 	c.Listen(sdk)
-	err := c.Reload(context.Background(), []core.Mount{
+	err = c.Reload(context.Background(), []core.Mount{
 		{Plugin: servertest.Load(t, "conformance", "./examples/conformance", config.Limits{})},
 		{Plugin: servertest.Load(t, "v1full", "./internal/testplugins/v1full", config.Limits{})},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, sdk, fastpath.New(c, fastSessions{sdk}, &fastpath.Options{Logger: servertest.Logger(), Requests: tr}), tr
+	p, err := fastpath.New(c, fastSessions{sdk}, &fastpath.Options{Logger: servertest.Logger(), Requests: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, sdk, p, tr
+}
+
+// TestNewNeedsRequests: the fast path is not made without the tracker of
+// the HTTP requests that carry calls, which the sessions share: without
+// it, its calls over HTTP would not end with their requests, and the
+// go-sdk's handlers would not find the ids of the calls it leaves them.
+func TestNewNeedsRequests(t *testing.T) {
+	c := core.New(&core.Options{Logger: servertest.Logger()})
+	sdk, err := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Send: fastpath.Send, Requests: httpcalls.NewTracker()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []*fastpath.Options{nil, {Logger: servertest.Logger()}} {
+		p, err := fastpath.New(c, fastSessions{sdk}, o)
+		if err == nil || !strings.Contains(err.Error(), "Options.Requests") {
+			t.Errorf("New(%+v) = %v, %v; want an error naming Options.Requests", o, p, err)
+		}
+	}
 }
 
 // TestStdioCalls: over a stream, the calls the fast path takes reach the

@@ -256,7 +256,7 @@ func (hs *httpSession) endRequest(timeout time.Duration) {
 // the ids of the calls it carries. hs is nil if the session is not (or not
 // yet) known: its POSTs go to the go-sdk.
 func (h *httpFast) post(w http.ResponseWriter, r *http.Request, hs *httpSession) {
-	hr := h.p.requests.Of(r.Header)
+	hr, _ := h.p.requests.Lookup(r.Header)
 	body, err := readBody(r)
 	if err != nil || len(body) > maxBody {
 		h.next.ServeHTTP(w, r) // r.Body replays what was read: the go-sdk refuses it
@@ -347,7 +347,7 @@ func (h *httpFast) screen(w http.ResponseWriter, b []byte, hs *httpSession, m *m
 	} else if m.kind == msgOther && json.Valid(b) {
 		// parseMessage reads only ids the go-sdk keeps; others are
 		// checked here, in requests.
-		if id := wire.RawID(b); wire.Echoable(id) != nil && id[0] != '"' && !wire.ExactID(id) {
+		if id := wire.RawID(b); echoable(id) != nil && id[0] != '"' && !wire.ExactID(id) {
 			if msg, err := jsonrpc.DecodeMessage(b); err == nil {
 				if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 					ref = screenID(id)

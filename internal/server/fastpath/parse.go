@@ -14,9 +14,13 @@ import (
 // The fast path reads messages with the edges' reader (wire.ReadMessage
 // and wire.ReadParams), which is strict: it recognizes the common shapes
 // of the few messages the fast path acts on, and parseMessage calls
-// everything else msgOther, for the go-sdk to read as it would have. Whenever parseMessage does recognize a message, the go-sdk
-// would have read the same id, method and params from it (FuzzParseMessage
-// checks this against the SDK's own decoder).
+// everything else msgOther, for the go-sdk to read as it would have.
+// Whenever parseMessage does recognize a message, the go-sdk would have
+// read the same id, method and params from it; and a call it makes
+// msgCall has the name or URI, arguments and _meta the go-sdk would read
+// (params it does not read whole, such as a key with an escape, leave
+// the request to the go-sdk). FuzzParseMessage checks this against the
+// go-sdk's own decoder.
 
 // msgKind is what the fast path makes of a message.
 type msgKind int

@@ -76,10 +76,19 @@ func screenMessage(b []byte) *refusal {
 	id := wire.RawID(b)
 	msg, err := jsonrpc.DecodeMessage(b)
 	if err != nil {
-		return refuse(wire.Echoable(id), CodeInvalidRequest, "Invalid Request: %v", err)
+		return refuse(echoable(id), CodeInvalidRequest, "Invalid Request: %v", err)
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		return screenID(id)
+	}
+	return nil
+}
+
+// echoable returns id if an error answer may carry it (a string or a
+// number), else nil (null).
+func echoable(id json.RawMessage) json.RawMessage {
+	if len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') {
+		return id
 	}
 	return nil
 }

@@ -95,13 +95,6 @@ func (t *Tracker) Lookup(h http.Header) (hr *Request, carried bool) {
 	return t.byToken[tok], true
 }
 
-// Of returns the HTTP request with these headers that Track registered,
-// or nil.
-func (t *Tracker) Of(h http.Header) *Request {
-	hr, _ := t.Lookup(h)
-	return hr
-}
-
 // Wait waits, for at most limit, until no HTTP request of the session with
 // the given ID ("" means any) is in progress: their answers are then
 // written.
@@ -138,8 +131,11 @@ func (hr *Request) Record(refs []CallRef) {
 }
 
 // IDFor returns the id of the call with this method and key that the
-// request carries, or "" if it carries none or several.
+// request carries, or "" if it carries none or several. hr may be nil.
 func (hr *Request) IDFor(method, key string) string {
+	if hr == nil {
+		return ""
+	}
 	id, n := "", 0
 	for _, c := range hr.calls {
 		if c.Method == method && c.Key == key {

@@ -39,8 +39,7 @@ func TestTrack(t *testing.T) {
 			{Method: "tools/call", Key: "twice", ID: "8"},
 			{Method: "tools/call", Key: "twice", ID: "9"},
 		})
-		found := tr.Of(r.Header)
-		_, carried = tr.Lookup(r.Header)
+		found, carried := tr.Lookup(r.Header)
 		got <- seen{
 			found: found == hr, carried: carried,
 			ids:  [3]string{found.IDFor("tools/call", "echo"), found.IDFor("tools/call", "twice"), found.IDFor("resources/read", "echo")},
@@ -104,9 +103,12 @@ func TestTrack(t *testing.T) {
 		t.Errorf("Wait took %v after the request ended", d)
 	}
 	var none *httpcalls.Tracker
-	if hr := none.Of(http.Header{}); hr != nil {
-		t.Errorf("a nil Tracker found %v", hr)
+	if hr, carried := none.Lookup(http.Header{"Hangar-Internal-Request": {"1"}}); hr != nil || carried {
+		t.Errorf("a nil Tracker found %v, %v", hr, carried)
 	}
 	var hr *httpcalls.Request
-	hr.Record(nil) // a nil request records nothing, and does not panic
+	hr.Record([]httpcalls.CallRef{{Method: "tools/call", Key: "echo", ID: "7"}}) // a nil request records nothing, and does not panic
+	if id := hr.IDFor("tools/call", "echo"); id != "" {
+		t.Errorf("a nil request has the id %q", id)
+	}
 }

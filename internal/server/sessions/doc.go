@@ -18,11 +18,16 @@
 //
 // Another edge may serve its own protocol versions on the same go-sdk
 // server (the edge of MCP 2026-07-28): what it adds is given to New as
-// Hooks (hooks.go) by the composition root, package server, and this
-// package knows nothing else of it.
+// Hooks (hooks.go) by the composition root, package server. This package
+// knows nothing else of it but that a request of 2026-07-28 or later
+// names its version in _meta (wire.VersionInMeta), which decides what the
+// go-sdk's answers to older sessions lose (dropUndefined) and which
+// sessions keep a grant (observeRequests).
 //
 // It may import the core (through Core, and for its types), the packages
 // the edges share (wire, httpcalls), Hangar's plugin and auth packages,
 // the go-sdk and OpenTelemetry; never package server nor another edge
-// (TestLayout in package server).
+// (TestLayout in package server, which holds this package's own test
+// files to it too; an external test package, sessions_test, may wire
+// edges as package server does).
 package sessions

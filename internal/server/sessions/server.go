@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -56,10 +57,13 @@ type Options struct {
 	Send mcp.Middleware
 	// Requests keeps the HTTP requests in progress that carry calls: the
 	// handlers of the calls they carry find their ids and scopes there.
-	// Nil means a Tracker of the Server's own.
+	// Required: it must be the Tracker that the HTTP layer in front of the
+	// go-sdk's handlers tracks its requests with, the one every edge over
+	// HTTP is given.
 	Requests *httpcalls.Tracker
 	// Hooks, if set, are what another edge adds to the go-sdk server
-	// (hooks.go): the server then speaks that edge's versions too.
+	// (hooks.go): the server then speaks that edge's versions too. Every
+	// field is required.
 	Hooks *Hooks
 }
 
@@ -82,11 +86,18 @@ type Server struct {
 }
 
 // New returns the go-sdk server of c's sessions. Register it with c
-// (core.Core.Listen) before c's first plugins.
-func New(c Core, opts *Options) *Server {
+// (core.Core.Listen) before c's first plugins. It fails if
+// Options.Requests is nil, or Options.Hooks has a field unset.
+func New(c Core, opts *Options) (*Server, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if o.Requests == nil {
+		return nil, errors.New("sessions: Options.Requests is required: the Tracker of the HTTP requests that carry calls, which every edge over HTTP is given")
+	}
+	if err := o.Hooks.check(); err != nil {
+		return nil, err
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -97,9 +108,6 @@ func New(c Core, opts *Options) *Server {
 		sessions: map[*mcp.ServerSession]*State{},
 		requests: o.Requests,
 		subs:     subscriptions{bySession: map[*mcp.ServerSession]map[string]bool{}},
-	}
-	if s.requests == nil {
-		s.requests = httpcalls.NewTracker()
 	}
 	versions := wire.SessionVersions()
 	var setCacheable func(context.Context, mcp.Request, *mcp.Cacheable)
@@ -122,7 +130,7 @@ func New(c Core, opts *Options) *Server {
 	// keepUnsubscribe is the innermost: it keeps the go-sdk's own handler,
 	// with no edge's checks in front of it.
 	s.mcp.AddReceivingMiddleware(s.keepUnsubscribe)
-	if o.Hooks != nil && o.Hooks.Middleware != nil {
+	if o.Hooks != nil {
 		s.mcp.AddReceivingMiddleware(o.Hooks.Middleware)
 	}
 	s.mcp.AddReceivingMiddleware(codedErrors) // the others see the codes
@@ -135,7 +143,7 @@ func New(c Core, opts *Options) *Server {
 	s.mcp.AddReceivingMiddleware(s.observeRequests) // observe.go
 	s.mcp.AddReceivingMiddleware(dropUndefined)     // outermost: hooks.go
 	s.mcp.AddSendingMiddleware(s.hideListChanges)
-	return s
+	return s, nil
 }
 
 // MCP returns the go-sdk server.

@@ -62,14 +62,17 @@ func (r *recordingCore) call(name string) core.Request {
 // newEdge returns the core serving mounts and its sessions edge.
 func newEdge(t *testing.T, mounts ...core.Mount) (*recordingCore, *sessions.Server) {
 	t.Helper()
-	return newEdgeTracking(t, nil, mounts...)
+	return newEdgeTracking(t, httpcalls.NewTracker(), mounts...)
 }
 
 // newEdgeTracking is newEdge, with the HTTP requests tracked by tr.
 func newEdgeTracking(t *testing.T, tr *httpcalls.Tracker, mounts ...core.Mount) (*recordingCore, *sessions.Server) {
 	t.Helper()
 	c := &recordingCore{Core: core.New(&core.Options{Logger: servertest.Logger()}), calls: map[string]core.Request{}}
-	sdk := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Version: "test", Requests: tr})
+	sdk, err := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Version: "test", Requests: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
 	c.Listen(sdk)
 	if err := c.Reload(context.Background(), mounts); err != nil {
 		t.Fatal(err)
@@ -273,5 +276,46 @@ func TestSessionsOverHTTP(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the call did not end with its session")
+	}
+}
+
+// TestNewChecksWiring: New refuses to make the sessions without the
+// tracker of the HTTP requests that carry calls, or with Hooks that leave
+// a field unset (a go-sdk server that serves the edge's requests in its
+// Middleware but describes their calls as calls of a session of its own,
+// when Request is missed); it makes them with every field set.
+func TestNewChecksWiring(t *testing.T) {
+	c := core.New(&core.Options{Logger: servertest.Logger()})
+	full := func() *sessions.Hooks {
+		return &sessions.Hooks{
+			Versions:     []string{"2026-07-28"},
+			Middleware:   func(next mcp.MethodHandler) mcp.MethodHandler { return next },
+			SetCacheable: func(context.Context, mcp.Request, *mcp.Cacheable) {},
+			Request:      func(_ context.Context, rq core.Request) (core.Request, bool) { return rq, false },
+		}
+	}
+	if _, err := sessions.New(c, &sessions.Options{Logger: servertest.Logger()}); err == nil || !strings.Contains(err.Error(), "Options.Requests") {
+		t.Errorf("no Requests: %v, want an error naming Options.Requests", err)
+	}
+	if _, err := sessions.New(c, nil); err == nil || !strings.Contains(err.Error(), "Options.Requests") {
+		t.Errorf("nil Options: %v, want an error naming Options.Requests", err)
+	}
+	for field, unset := range map[string]func(h *sessions.Hooks){
+		"Versions":     func(h *sessions.Hooks) { h.Versions = []string{} },
+		"Middleware":   func(h *sessions.Hooks) { h.Middleware = nil },
+		"SetCacheable": func(h *sessions.Hooks) { h.SetCacheable = nil },
+		"Request":      func(h *sessions.Hooks) { h.Request = nil },
+	} {
+		h := full()
+		unset(h)
+		_, err := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Requests: httpcalls.NewTracker(), Hooks: h})
+		if err == nil || !strings.Contains(err.Error(), "Hooks."+field) {
+			t.Errorf("Hooks without %s: %v, want an error naming it", field, err)
+		}
+	}
+	for _, h := range []*sessions.Hooks{nil, full()} {
+		if _, err := sessions.New(c, &sessions.Options{Logger: servertest.Logger(), Requests: httpcalls.NewTracker(), Hooks: h}); err != nil {
+			t.Errorf("Hooks %+v: %v", h, err)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/internal/servertest"
 
 	"github.com/hangar-mcp/hangar/internal/server/wire"
@@ -35,7 +36,10 @@ func sdkSubscriptions(t *testing.T, s *Server) int {
 func TestSubscriptionsEndWithTheirSession(t *testing.T) {
 	ctx := context.Background()
 	c := core.New(&core.Options{Logger: servertest.Logger()})
-	s := New(c, &Options{Logger: servertest.Logger()})
+	s, err := New(c, &Options{Logger: servertest.Logger(), Requests: httpcalls.NewTracker()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	c.Listen(s)
 	if err := c.Reload(ctx, []core.Mount{{Plugin: servertest.Load(t, "conformance", "./examples/conformance", config.Limits{})}}); err != nil {
 		t.Fatal(err)

@@ -48,7 +48,9 @@
 //
 // It may import the core, the packages the edges share (wire, httpcalls),
 // rawjson, packages mrtr, plugin and auth, and the go-sdk; never package
-// server nor another edge (TestLayout in package server). The go-sdk
+// server nor another edge (TestLayout in package server, which holds
+// this package's own test files to it too, but not the external test
+// package stateless_test). The go-sdk
 // server its requests are left to is made by the sessions edge with the
 // Hooks this edge gives (NewHooks), and the fast path shows it each stdio
 // line (Line); package server wires both.

@@ -55,8 +55,10 @@ type Options struct {
 	// checks each one, routes retries and serves parked calls.
 	DisableFastPath bool
 	// Requests keeps the HTTP requests in progress that carry calls (the
-	// HTTP layer in front of the edge tracks them): the go-sdk's handlers
-	// find the ids of their calls there, and the fast path their scopes.
+	// HTTP layer in front of the edge tracks them): the edge records there
+	// the call each request carries, whose id the go-sdk's handlers then
+	// find. Required by New: the go-sdk's sessions must be given the same
+	// Tracker.
 	Requests *httpcalls.Tracker
 }
 
@@ -68,8 +70,8 @@ type Options struct {
 // others' bindings.
 type Edge struct {
 	*calls
-	sdkHTTP  http.Handler       // the go-sdk's stateless Streamable HTTP
-	requests *httpcalls.Tracker // nil: none
+	sdkHTTP  http.Handler // the go-sdk's stateless Streamable HTTP
+	requests *httpcalls.Tracker
 	fwd      *mrtr.Forwarder
 	log      *slog.Logger
 	fastOff  bool
@@ -114,8 +116,9 @@ func newCalls(c Core, opts *Options) (*calls, Options, error) {
 type Hooks struct {
 	// Versions are the protocol versions the edge serves: Version.
 	Versions []string
-	// Middleware is to be the go-sdk server's innermost receiving
-	// middleware.
+	// Middleware is to be the go-sdk server's receiving middleware,
+	// inside the middleware that observes its requests and adapts its
+	// results.
 	Middleware mcp.Middleware
 	// SetCacheable sets the cache hints of 2026-07-28 results
 	// (mcp.ServerOptions.SetCacheable).
@@ -140,7 +143,8 @@ func NewHooks(c Core, opts *Options) (*Hooks, error) {
 // Streamable HTTP handler in its stateless mode (whose server has the
 // edge's Hooks, of the same c and opts), the requests it does not serve
 // itself. Register it with c (core.Core.Listen) before the sessions, and
-// before c's first plugins.
+// before c's first plugins. It fails if Options.Manager or
+// Options.Requests is nil.
 func New(c Core, sdkHTTP http.Handler, opts *Options) (*Edge, error) {
 	k, o, err := newCalls(c, opts)
 	if err != nil {
@@ -148,6 +152,9 @@ func New(c Core, sdkHTTP http.Handler, opts *Options) (*Edge, error) {
 	}
 	if sdkHTTP == nil {
 		return nil, errors.New("stateless: New needs the go-sdk's stateless HTTP handler, whose server has the edge's Hooks")
+	}
+	if o.Requests == nil {
+		return nil, errors.New("stateless: Options.Requests is required: the Tracker of the HTTP requests that carry calls, which the go-sdk's sessions are given too")
 	}
 	return &Edge{
 		calls:     k,

@@ -194,7 +194,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name, ok := headerValue(r.Header.Get(headerName)); ok && r.Header.Get(headerName) != "" {
 		r.Header.Set(headerName, name)
 	}
-	hr := e.requests.Of(r.Header)
+	hr, _ := e.requests.Lookup(r.Header)
 	hr.Record([]httpcalls.CallRef{{Method: m.method, Key: m.key, ID: wire.IDString(m.id)}})
 
 	if m.method == "subscriptions/listen" {

@@ -62,15 +62,6 @@ func RawID(b []byte) json.RawMessage {
 	return members["id"]
 }
 
-// Echoable returns id if an error answer may carry it (a string or a
-// number), else nil (null).
-func Echoable(id json.RawMessage) json.RawMessage {
-	if len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9') {
-		return id
-	}
-	return nil
-}
-
 // ExactID reports whether the JSON number n is an integer of magnitude at
 // most 2^53, which the go-sdk (through a float64, then an int64) keeps
 // exactly. It reads the digits, never the float: 2^53+1 and 1.5 are not.

@@ -24,11 +24,11 @@ const MaxSubscriptions = 1000
 // VersionInMeta reports whether req is a request of MCP 2026-07-28 or
 // later: its _meta names the protocol version, as the go-sdk decides.
 func VersionInMeta(req mcp.Request) bool {
-	return AtLeast(MetaVersion(req), Version20260728)
+	return AtLeast(metaVersion(req), Version20260728)
 }
 
-// MetaVersion returns the protocol version req's _meta names, or "".
-func MetaVersion(req mcp.Request) string {
+// metaVersion returns the protocol version req's _meta names, or "".
+func metaVersion(req mcp.Request) string {
 	p := req.GetParams()
 	if p == nil || reflect.ValueOf(p).IsNil() {
 		return ""

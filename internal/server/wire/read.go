@@ -13,8 +13,11 @@ import (
 // ReadMessage and ReadParams, and leave any other shape to the go-sdk's
 // decoder. What they read is what the go-sdk would read: the fuzzers of
 // the edges' readers (FuzzParseMessage in package fastpath,
-// FuzzReadMessage in package stateless) and FuzzRead here check it
-// against jsonrpc.DecodeMessage and the params' types.
+// FuzzReadMessage in package stateless) check it against
+// jsonrpc.DecodeMessage and the go-sdk's params types, and FuzzRead here
+// against jsonrpc.DecodeMessage and the params' members by their exact
+// names (a map of encoding/json: the go-sdk's decoder matches names
+// case-sensitively).
 
 // Message is a JSON-RPC message as ReadMessage reads it.
 type Message struct {
@@ -81,9 +84,12 @@ func ReadMessage(b []byte) (Message, bool) {
 }
 
 // Params are the members of a request's params that the edges read in
-// place, as ReadParams found them. Each value is raw, nil if absent; a
-// member given twice has its last value, as the go-sdk's decoder reads
-// it (and Dup is set).
+// place, as ReadParams found them. Each value is raw, nil if absent. A
+// member given twice under the same key, written alike, has its last
+// value, as the go-sdk's decoder reads it (and Dup is set); a key written
+// with an escape ("n\u0061me") is not read at all (ReadParams reports
+// false), and one in another case ("Name") is another member (Other), as
+// the go-sdk's decoder matches names case-sensitively.
 type Params struct {
 	// Key is params.name, or params.uri for resources/read, when HasKey:
 	// a string without escapes.
@@ -102,10 +108,11 @@ type Params struct {
 }
 
 // ReadParams reads the params of a request of method, params (valid
-// JSON). It reports false, with zero Params, if they are not an object or
-// hold a key it does not read in place (one with an escape, "n\u0061me"):
-// the members read before that key are not all the params, and a caller
-// that served them would read another name than the go-sdk.
+// JSON). It reports false, with zero Params, if they are not an object,
+// hold a key it does not read in place (one with an escape, "n\u0061me")
+// or nest deeper than rawjson.MaxDepth: the members read before such a
+// key are not all the params, and a caller that served them would read
+// another name than the go-sdk.
 func ReadParams(method string, params []byte) (Params, bool) {
 	var p Params
 	if len(params) == 0 || params[0] != '{' {

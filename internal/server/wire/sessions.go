@@ -16,11 +16,15 @@ import (
 const lastSessionVersion = Version20251125
 
 // SessionVersions returns the protocol versions the sessions speak: the
-// go-sdk's, up to 2025-11-25, newest first as the go-sdk lists them.
+// go-sdk's up to 2025-11-25 (lastSessionVersion), newest first as the
+// go-sdk lists them. A version the go-sdk adds after 2025-11-25 is not
+// one of them, even one before 2026-07-28: InitializedVersion would not
+// name it, and Hangar knows nothing of how it differs (TestSessionVersions
+// pins the list).
 func SessionVersions() []string {
 	var vs []string
 	for _, v := range mcp.SupportedProtocolVersions() {
-		if Before(v, Version20260728) {
+		if v == lastSessionVersion || Before(v, lastSessionVersion) {
 			vs = append(vs, v)
 		}
 	}

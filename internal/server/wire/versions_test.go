@@ -53,3 +53,24 @@ func TestVersionOrderUnknownMinimum(t *testing.T) {
 	}()
 	wire.AtLeast(wire.Version20260728, "2099-01-01")
 }
+
+// TestSessionVersions pins the versions the sessions speak to the go-sdk's
+// versions with sessions, up to 2025-11-25 and none after, newest first:
+// a go-sdk that adds a version before 2026-07-28, or drops one, changes
+// what the sessions speak, and fails here first.
+func TestSessionVersions(t *testing.T) {
+	want := []string{wire.Version20251125, wire.Version20250618, wire.Version20250326, wire.Version20241105}
+	if got := wire.SessionVersions(); !slices.Equal(got, want) {
+		t.Errorf("SessionVersions() = %v, want %v", got, want)
+	}
+	for _, v := range want {
+		if !wire.InSessions(v) {
+			t.Errorf("InSessions(%q) = false", v)
+		}
+	}
+	for _, v := range []string{wire.Version20260728, "2026-03-01", "2025-11-26", "2024-11-04", ""} {
+		if wire.InSessions(v) {
+			t.Errorf("InSessions(%q) = true", v)
+		}
+	}
+}
