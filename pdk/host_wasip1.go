@@ -24,6 +24,9 @@ func hostCreateElicitation(uint64) uint64
 //go:wasmimport extism:host/user list_roots
 func hostListRoots() uint64
 
+//go:wasmimport extism:host/user ask_client
+func hostAskClient(uint64) uint64
+
 //go:wasmimport extism:host/user notify_logging_message
 func hostNotifyLoggingMessage(uint64)
 
@@ -61,6 +64,8 @@ func (extismHost) call(name string, input []byte) ([]byte, error) {
 		fn = hostCreateElicitation
 	case importListRoots:
 		fn = func(uint64) uint64 { return hostListRoots() }
+	case importAskClient:
+		fn = hostAskClient
 	default:
 		return nil, errors.New("pdk: unknown host import " + strconv.Quote(name))
 	}
