@@ -57,6 +57,10 @@ type askAnswer struct {
 // order of the keys. [Context.Elicit], [Context.CreateMessage] and
 // [Context.ListRoots] are Ask with one request and a key Hangar chooses.
 //
+// Ask uses ask_client, an import of Hangar's beyond the plugin schema's: a
+// plugin that calls Ask runs under Hangar only (a plugin that does not
+// call it does not import it).
+//
 // The elicitations' timeouts bound the whole round: the shortest applies.
 // Ask fails as a whole, with a *HostError, when the client lacks a
 // capability one of the requests needs (at 2026-07-28 the request then
@@ -79,6 +83,7 @@ func (c *Context) Ask(requests map[string]*InputRequest) (map[string]*InputRespo
 		}
 		in[key] = req
 	}
+	enableAsk()
 	var out struct {
 		Answers map[string]askAnswer `json:"answers"`
 	}

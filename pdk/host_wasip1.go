@@ -27,6 +27,13 @@ func hostListRoots() uint64
 //go:wasmimport extism:host/user ask_client
 func hostAskClient(uint64) uint64
 
+// askClient is hostAskClient once Context.Ask has run (enableAsk): a
+// plugin that never calls Ask does not import ask_client, Hangar's own
+// import, and runs on any host that has the plugin schema's.
+var askClient func(uint64) uint64
+
+func enableAsk() { askClient = hostAskClient }
+
 //go:wasmimport extism:host/user notify_logging_message
 func hostNotifyLoggingMessage(uint64)
 
@@ -65,7 +72,9 @@ func (extismHost) call(name string, input []byte) ([]byte, error) {
 	case importListRoots:
 		fn = func(uint64) uint64 { return hostListRoots() }
 	case importAskClient:
-		fn = hostAskClient
+		if fn = askClient; fn == nil {
+			return nil, errors.New("pdk: " + importAskClient + " called without Context.Ask")
+		}
 	default:
 		return nil, errors.New("pdk: unknown host import " + strconv.Quote(name))
 	}
