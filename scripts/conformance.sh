@@ -74,6 +74,16 @@ fail() {
 	exit 1
 }
 
+# Hangar serves at once and compiles the plugin meanwhile; a scenario that
+# allows a call 500 ms must not meet the compilation, so the suite starts
+# once the plugin is ready.
+for _ in $(seq 1 1200); do
+	grep -q 'msg=ready' "$work/hangar.log" && break
+	kill -0 "$pid" 2>/dev/null || fail "hangar exited"
+	sleep 0.1
+done
+grep -q 'msg=ready' "$work/hangar.log" || fail "the plugin was not ready within 2 minutes"
+
 # Does Hangar offer the tasks extension? Asked as a 2026-07-28 client would.
 tasks=$("$node" -e '
 const [url] = process.argv.slice(1);

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,6 +61,10 @@ func addMRTR() {
 		Name:        "test_header_params",
 		Description: "Echoes its arguments; region and priority are header parameters (x-mcp-header)",
 	}, func(_ *pdk.Context, in headerArgs) (headerArgs, error) { return in, nil })
+	pdk.AddTool(&pdk.Tool{Name: "test_trigger_tool_change", Description: "Changes the description of test_dynamic_tool, a change of the tool list", InputSchema: noArguments}, triggerToolChange)
+	pdk.AddTool(&pdk.Tool{Name: "test_trigger_prompt_change", Description: "Changes the description of test_dynamic_prompt, a change of the prompt list", InputSchema: noArguments}, triggerPromptChange)
+	addDynamicTool("as it started")
+	addDynamicPrompt("as it started")
 	pdk.AddPrompt(&pdk.Prompt{
 		Name:        "test_input_required_result_prompt",
 		Description: "A prompt that asks the user for its context first",
@@ -246,4 +251,44 @@ func logThree(ctx *pdk.Context, _ *pdk.CallToolRequest) (*pdk.CallToolResult, er
 		}
 	}
 	return pdk.TextResult("Logged three messages"), nil
+}
+
+// changes counts the list changes of this instance, for the descriptions.
+var changes int
+
+func addDynamicTool(state string) {
+	pdk.AddTool(&pdk.Tool{Name: "test_dynamic_tool", Description: "A tool that test_trigger_tool_change changes: " + state, InputSchema: noArguments},
+		func(*pdk.Context, *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+			return pdk.TextResult("dynamic tool " + state), nil
+		})
+}
+
+func addDynamicPrompt(state string) {
+	pdk.AddPrompt(&pdk.Prompt{Name: "test_dynamic_prompt", Description: "A prompt that test_trigger_prompt_change changes: " + state},
+		func(*pdk.Context, *pdk.GetPromptRequest) (*pdk.GetPromptResult, error) {
+			return userMessages(&pdk.TextContent{Text: "dynamic prompt " + state}), nil
+		})
+}
+
+// changed names a change: this instance's count and a random part, since
+// another instance may have made as many.
+func changed() string {
+	changes++
+	return fmt.Sprintf("change %d (%s)", changes, rand.Text()[:8])
+}
+
+// triggerToolChange changes the tool list: the listeners of 2026-07-28
+// (subscriptions/listen) and the sessions are told when the call returns.
+func triggerToolChange(ctx *pdk.Context, _ *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+	state := changed()
+	addDynamicTool(state)
+	ctx.NotifyToolListChanged()
+	return pdk.TextResult("test_dynamic_tool: " + state), nil
+}
+
+func triggerPromptChange(ctx *pdk.Context, _ *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+	state := changed()
+	addDynamicPrompt(state)
+	ctx.NotifyPromptListChanged()
+	return pdk.TextResult("test_dynamic_prompt: " + state), nil
 }
