@@ -13,7 +13,9 @@
 // (its id, its _meta and its progress token). Through the Context a handler
 // reaches the MCP client of the calling session: it can request sampling
 // ([Context.CreateMessage]), elicit input ([Context.Elicit],
-// [Context.ElicitURL]), list the client's roots ([Context.ListRoots]), send
+// [Context.ElicitURL]), list the client's roots ([Context.ListRoots]), ask
+// for several of these at once under keys of its own ([Context.Ask]), see
+// what the client declared it can do ([Context.ClientCapabilities]), send
 // log messages and progress, and announce list or resource changes.
 //
 // Plugins are built with the standard Go toolchain:

@@ -106,3 +106,52 @@ func ExampleContext_Progress() {
 			return pdk.TextResult(fmt.Sprintf("Indexed %d documents.", len(docs))), nil
 		})
 }
+
+// Several requests for input at once, under the plugin's own keys: a
+// client of MCP 2026-07-28 gets them in one input_required result and
+// answers them together; a session of an older version is asked one after
+// another.
+func ExampleContext_Ask() {
+	pdk.AddTool(&pdk.Tool{Name: "introduce", Description: "Greet the user in the client's roots."},
+		func(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+			res, err := ctx.Ask(map[string]*pdk.InputRequest{
+				"user_name": {Elicit: &pdk.ElicitParams{
+					Message:         "What is your name?",
+					RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+				}},
+				"roots": {ListRoots: true},
+			})
+			if err != nil {
+				return nil, err // for example, the client cannot elicit or list roots
+			}
+			for _, r := range res {
+				if r.Err != nil {
+					return nil, r.Err
+				}
+			}
+			name := res["user_name"].Elicit.Content["name"]
+			return pdk.TextResult(fmt.Sprintf("Hello %v, in %d roots", name, len(res["roots"].ListRoots.Roots))), nil
+		})
+}
+
+// A tool that asks only for what the client declared it can give: at MCP
+// 2026-07-28 every request declares the client's capabilities. (A plugin
+// that asks for what the client cannot give has its request refused with
+// MissingRequiredClientCapability.)
+func ExampleContext_ClientCapabilities() {
+	pdk.AddTool(&pdk.Tool{Name: "summarize", Description: "Summarize, with the client's model if it has one."},
+		func(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+			caps, declared := ctx.ClientCapabilities()
+			if declared && caps.Sampling == nil {
+				return pdk.TextResult("(no model to summarize with)"), nil
+			}
+			res, err := ctx.CreateMessage(&pdk.CreateMessageParams{
+				Messages:  []*pdk.SamplingMessage{{Role: pdk.RoleUser, Content: &pdk.TextContent{Text: "Summarize: ..."}}},
+				MaxTokens: 200,
+			})
+			if err != nil {
+				return nil, err
+			}
+			return pdk.TextResult(fmt.Sprint(res.Content)), nil
+		})
+}

@@ -10,6 +10,7 @@ const (
 	importCreateMessage             = "create_message"
 	importCreateElicitation         = "create_elicitation"
 	importListRoots                 = "list_roots"
+	importAskClient                 = "ask_client"
 	importNotifyLoggingMessage      = "notify_logging_message"
 	importNotifyProgress            = "notify_progress"
 	importNotifyToolListChanged     = "notify_tool_list_changed"

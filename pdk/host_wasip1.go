@@ -24,6 +24,16 @@ func hostCreateElicitation(uint64) uint64
 //go:wasmimport extism:host/user list_roots
 func hostListRoots() uint64
 
+//go:wasmimport extism:host/user ask_client
+func hostAskClient(uint64) uint64
+
+// askClient is hostAskClient once Context.Ask has run (enableAsk): a
+// plugin that never calls Ask does not import ask_client, Hangar's own
+// import, and runs on any host that has the plugin schema's.
+var askClient func(uint64) uint64
+
+func enableAsk() { askClient = hostAskClient }
+
 //go:wasmimport extism:host/user notify_logging_message
 func hostNotifyLoggingMessage(uint64)
 
@@ -61,6 +71,10 @@ func (extismHost) call(name string, input []byte) ([]byte, error) {
 		fn = hostCreateElicitation
 	case importListRoots:
 		fn = func(uint64) uint64 { return hostListRoots() }
+	case importAskClient:
+		if fn = askClient; fn == nil {
+			return nil, errors.New("pdk: " + importAskClient + " called without Context.Ask")
+		}
 	default:
 		return nil, errors.New("pdk: unknown host import " + strconv.Quote(name))
 	}

@@ -23,6 +23,7 @@ func init() {
 	for _, t := range tools {
 		pdk.AddTool(t.tool, t.handler)
 	}
+	addMRTR()
 	addResources()
 	addPrompts()
 	pdk.SetCompletionHandler(complete)

@@ -30,7 +30,10 @@
 // under a key unique within the call ("elicitation-1", "sampling-2",
 // "roots-3"), and blocks until the answer is delivered, the plugin's own
 // wait ends (its timeout, or the host timeout), or the call's context
-// ends. Before parking anything it checks the client capabilities of the
+// ends. Its Ask (plugin.Asker, the ask_client import) makes several
+// requests one round, under the plugin's keys, and blocks until all are
+// answered: one input_required result, one retry. Before parking anything
+// it checks the client capabilities of the
 // request that waits for the call: a request whose client did not declare
 // what the plugin asks for fails with a CapabilityError (MCP's -32021
 // MissingRequiredClientCapability), and the plugin gets an error answer,

@@ -3,10 +3,8 @@ package mrtr
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -144,89 +142,12 @@ func sameToken(a, b any) bool {
 }
 
 // ask adds an input request of kind k, built by build for the client's
-// capabilities, to the call, and waits for its answer. The call is parked
-// (InputRequired) until then. A client that did not declare the
-// capability k needs fails the waiting request with a CapabilityError and
-// the plugin gets an error, as does a call refused by the caps.
+// capabilities, to the call under a key of Hangar's, and waits for its
+// answer (see askAll).
 func (c *Call) ask(ctx context.Context, k kind, build func(*mcp.ClientCapabilities) (json.RawMessage, *jsonschema.Resolved, error)) (json.RawMessage, error) {
-	c.mu.Lock()
-	if c.status.Final() {
-		c.mu.Unlock()
-		return nil, ErrCallEnded
-	}
-	if e := missingCapability(k, c.caps); e != nil {
-		c.m.stats.capabilityRefusals.Add(1)
-		c.endLocked(Failed, nil, e)
-		c.mu.Unlock()
-		return nil, e.pluginError()
-	}
-	req, schema, err := build(c.caps)
+	answers, err := c.askAll(ctx, []asking{{kind: k, build: build}})
 	if err != nil {
-		c.mu.Unlock()
 		return nil, err
 	}
-	if c.counted && c.m.isClosed() {
-		// Answered once and asking again while the server drains: no
-		// retry can be waited for.
-		c.endLocked(Failed, nil, ErrClosed)
-		c.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if !c.counted {
-		evict, err := c.m.acquire(c)
-		if err != nil {
-			c.endLocked(Failed, nil, err)
-			c.mu.Unlock()
-			return nil, err
-		}
-		if evict != nil {
-			go evict.evict() // it has a lock of its own
-		}
-		c.held, c.counted = true, true
-	}
-	c.seq++
-	in := &input{key: fmt.Sprintf("%s-%d", k.keyPrefix(), c.seq), kind: k, request: req, schema: schema, answer: make(chan json.RawMessage, 1)}
-	if c.pending == nil {
-		c.pending = map[string]*input{}
-	}
-	c.pending[in.key] = in
-	if c.use == "" {
-		// A new round: a new single-use state. While the state of the
-		// previous round is still out (the plugin stopped waiting for it
-		// and asked again before the client came back), the client's
-		// retry with it finds this request instead.
-		c.use = rand.Text()
-		c.expiry = c.m.now().Add(c.m.parkTimeout)
-		use := c.use
-		c.timer = time.AfterFunc(c.m.parkTimeout, func() { c.expire(use) })
-	}
-	c.m.stats.parkedTotal.Add(1)
-	c.setLocked(InputRequired)
-	c.mu.Unlock()
-
-	// ctx is the plugin's wait, which the plugin layer derives from the
-	// call's context; the call's own is watched too, so that the park
-	// timeout and Close end the wait whatever context the edge ran the
-	// plugin with.
-	done := ctx
-	select {
-	case a := <-in.answer:
-		return a, nil
-	case <-ctx.Done():
-	case <-c.ctx.Done():
-		done = c.ctx
-	}
-	c.mu.Lock()
-	if c.pending[in.key] == in {
-		delete(c.pending, in.key)
-		if len(c.pending) == 0 && c.status == InputRequired {
-			// The plugin stopped waiting for its client: the call is no
-			// longer parked, and its place under the caps is free. (A
-			// retry with its state still finds it, in the table.)
-			c.setLocked(Working)
-			c.uncountLocked()
-		}
-	}
-	c.mu.Unlock()
-	return nil, context.Cause(done)
+	return answers[0], nil
 }

@@ -43,6 +43,7 @@ func (p *Plugin) hostFunctions() []hostFunc {
 		p.request("create_message", ptr, p.createMessage, failure),
 		p.request("create_elicitation", ptr, p.createElicitation, elicitFailure),
 		p.request("list_roots", none, p.listRoots, listRootsFailure),
+		p.request("ask_client", ptr, p.askClient, failure),
 		p.notify("notify_logging_message", ptr, p.notifyLog),
 		p.notify("notify_progress", ptr, p.notifyProgress),
 		p.notify("notify_resource_updated", ptr, p.notifyResourceUpdated),
@@ -304,27 +305,11 @@ func (p *Plugin) createElicitation(_ context.Context, s *callState, in []byte) (
 	if err := decodeInput(in, &e); err != nil {
 		return nil, err
 	}
-	params := &mcp.ElicitParams{Meta: e.Meta, Mode: e.Mode, Message: e.Message}
-	switch e.Mode {
-	case "", "form":
-		if len(e.RequestedSchema) == 0 {
-			return nil, errors.New("form elicitation needs a requestedSchema")
-		}
-		params.Mode = "form"
-		params.RequestedSchema = mcpRequestedSchema(e.RequestedSchema)
-	case "url":
-		if e.URL == "" || e.ElicitationID == "" {
-			return nil, errors.New("url elicitation needs url and elicitationId")
-		}
-		params.URL = e.URL
-		params.ElicitationID = e.ElicitationID
-	default:
-		return nil, fmt.Errorf("unknown elicitation mode %q (want \"form\" or \"url\")", e.Mode)
+	params, timeout, err := elicitParams(e)
+	if err != nil {
+		return nil, err
 	}
-	if e.Timeout < 0 {
-		return nil, errors.New("timeout must not be negative")
-	}
-	out, err := p.wait(s, time.Duration(e.Timeout)*time.Millisecond, func(ctx context.Context) (any, error) {
+	out, err := p.wait(s, timeout, func(ctx context.Context) (any, error) {
 		return s.call.Host.Elicit(ctx, params)
 	})
 	if err != nil {
@@ -335,6 +320,32 @@ func (p *Plugin) createElicitation(_ context.Context, s *callState, in []byte) (
 		return nil, errors.New("the client answered elicitation with nothing")
 	}
 	return v1ElicitResult{Action: res.Action, Content: res.Content}, nil
+}
+
+// elicitParams returns the MCP elicitation of create_elicitation's input,
+// and its timeout (0: none).
+func elicitParams(e elicitInput) (*mcp.ElicitParams, time.Duration, error) {
+	params := &mcp.ElicitParams{Meta: e.Meta, Mode: e.Mode, Message: e.Message}
+	switch e.Mode {
+	case "", "form":
+		if len(e.RequestedSchema) == 0 {
+			return nil, 0, errors.New("form elicitation needs a requestedSchema")
+		}
+		params.Mode = "form"
+		params.RequestedSchema = mcpRequestedSchema(e.RequestedSchema)
+	case "url":
+		if e.URL == "" || e.ElicitationID == "" {
+			return nil, 0, errors.New("url elicitation needs url and elicitationId")
+		}
+		params.URL = e.URL
+		params.ElicitationID = e.ElicitationID
+	default:
+		return nil, 0, fmt.Errorf("unknown elicitation mode %q (want \"form\" or \"url\")", e.Mode)
+	}
+	if e.Timeout < 0 {
+		return nil, 0, errors.New("timeout must not be negative")
+	}
+	return params, time.Duration(e.Timeout) * time.Millisecond, nil
 }
 
 // mcpRequestedSchema returns an elicitation's requestedSchema as MCP has

@@ -60,3 +60,19 @@ func ExampleAddTool_schema() {
 		return forecastOut{City: in.City, Days: []string{"sunny"}}, nil
 	})
 }
+
+type searchIn struct {
+	Region string `json:"region" mcpheader:"Region" jsonschema:"the region whose index to search"`
+	Query  string `json:"query" jsonschema:"what to search for"`
+}
+
+// A tool with a header parameter: MCP 2026-07-28 clients send the region
+// in the HTTP header Mcp-Param-Region too, so that a load balancer can
+// route on it without reading the body; Hangar refuses a request whose
+// header and argument differ.
+func ExampleAddTool_headerParameter() {
+	typed.AddTool(&pdk.Tool{Name: "search", Description: "Search a region's index."},
+		func(ctx *pdk.Context, in searchIn) (map[string]any, error) {
+			return map[string]any{"region": in.Region, "hits": []string{}}, nil
+		})
+}

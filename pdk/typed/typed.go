@@ -48,9 +48,12 @@ import (
 //     [github.com/google/jsonschema-go/jsonschema.For]: a struct's exported
 //     fields become properties named by their json tags, required unless
 //     tagged omitempty or omitzero, with no other properties allowed; a
-//     `jsonschema:"..."` tag is the property's description. In must be a
-//     struct, a map with string keys, a pointer to one of those, or any
-//     (which takes any object).
+//     `jsonschema:"..."` tag is the property's description, and an
+//     `mcpheader:"Name"` tag on a string, boolean or integer field makes
+//     the property an MCP 2026-07-28 header parameter ("x-mcp-header":
+//     "Name"), which clients send in the Mcp-Param-Name HTTP header too.
+//     In must be a struct, a map with string keys, a pointer to one of
+//     those, or any (which takes any object).
 //   - When t.OutputSchema is nil and Out is not any, the output schema is
 //     inferred from Out the same way. Out must be a struct, a map with
 //     string keys or a pointer to one of those, since MCP's structured
@@ -116,7 +119,48 @@ func objectSchema(t reflect.Type) (json.RawMessage, error) {
 	if s.Type != "object" {
 		return nil, fmt.Errorf("%v is not a JSON object (its schema has type %q); use a struct or a map with string keys", t, schemaType(s))
 	}
+	if err := headerParams(t, s); err != nil {
+		return nil, err
+	}
 	return json.Marshal(s)
+}
+
+// headerParams marks the properties of s whose fields of the struct t are
+// tagged `mcpheader:"Name"` with "x-mcp-header": "Name": MCP 2026-07-28
+// clients then send the argument in the Mcp-Param-Name HTTP header too,
+// where proxies and load balancers can route on it, and Hangar checks
+// that the two agree. Only top-level fields of type string, bool or an
+// integer may be marked; the names are checked by Hangar when it loads
+// the plugin (a tool that breaks the revision's rules is not offered).
+func headerParams(t reflect.Type, s *jsonschema.Schema) error {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		name, ok := f.Tag.Lookup("mcpheader")
+		if !ok || !f.IsExported() || len(f.Index) != 1 {
+			continue
+		}
+		prop := strings.Split(f.Tag.Get("json"), ",")[0]
+		if prop == "" {
+			prop = f.Name
+		}
+		p := s.Properties[prop]
+		if p == nil || name == "" {
+			return fmt.Errorf("field %s: mcpheader needs a header name and a property of the schema", f.Name)
+		}
+		switch f.Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		default:
+			return fmt.Errorf("field %s: mcpheader marks a string, a boolean or an integer, not %s", f.Name, f.Type)
+		}
+		if p.Extra == nil {
+			p.Extra = map[string]any{}
+		}
+		p.Extra["x-mcp-header"] = name
+	}
+	return nil
 }
 
 // schemaType describes the type of an inferred schema for an error message.

@@ -138,3 +138,40 @@ func TestHandlerResults(t *testing.T) {
 		t.Error("an unencodable result is not an error")
 	}
 }
+
+type routed struct {
+	Region string `json:"region" mcpheader:"Region"`
+	Urgent bool   `json:"urgent,omitempty" mcpheader:"Urgent"`
+	Count  int    `mcpheader:"Count"`
+	Query  string `json:"query"`
+}
+
+func TestHeaderParams(t *testing.T) {
+	got, err := objectSchema(reflect.TypeFor[routed]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"urgent":{"type":"boolean","x-mcp-header":"Urgent"},` +
+		`"Count":{"type":"integer","x-mcp-header":"Count"},"query":{"type":"string"}},"required":["region","Count","query"],"additionalProperties":false}`
+	if string(got) != want {
+		t.Errorf("\n got %s\nwant %s", got, want)
+	}
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[struct {
+			Ratio float64 `json:"ratio" mcpheader:"Ratio"`
+		}](),
+		reflect.TypeFor[struct {
+			Tags []string `json:"tags" mcpheader:"Tags"`
+		}](),
+		reflect.TypeFor[struct {
+			Region string `json:"region" mcpheader:""`
+		}](),
+		reflect.TypeFor[struct {
+			Hidden string `json:"-" mcpheader:"Hidden"`
+		}](),
+	} {
+		if _, err := objectSchema(typ); err == nil || !strings.Contains(err.Error(), "mcpheader") {
+			t.Errorf("%v: err = %v, want an mcpheader error", typ, err)
+		}
+	}
+}

@@ -111,6 +111,32 @@ for (const kind of TRANSPORTS) {
         { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] });
     });
 
+    test('several requests at once (ctx.Ask): a session is asked one after another, in the order of the keys', async (t) => {
+      const h = await startHangar(kind, { t });
+      const asked = [];
+      const s = await h.connect({
+        capabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },
+        setup: (c) => {
+          c.setRequestHandler(ListRootsRequestSchema, async () => {
+            asked.push('roots/list');
+            return { roots: [{ uri: 'file:///work', name: 'work' }] };
+          });
+          c.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+            asked.push(`sampling/createMessage ${req.params.messages[0].content.text}`);
+            return { model: 'scripted-model', role: 'assistant', content: { type: 'text', text: 'Hi!' } };
+          });
+          c.setRequestHandler(ElicitRequestSchema, async (req) => {
+            asked.push(`elicitation/create ${req.params.message}`);
+            return { action: 'accept', content: { name: 'Ada' } };
+          });
+        },
+      });
+      const res = await s.callTool('test_input_required_result_multiple_inputs');
+      assert.deepEqual(normalizeResult(res), textResult('Name: Ada; Greeting: Hi!; Roots: 1'));
+      // client_roots, greeting, user_name
+      assert.deepEqual(asked, ['roots/list', 'sampling/createMessage Generate a greeting', 'elicitation/create What is your name?']);
+    });
+
     test('elicitation: a client without the capability gets a clean tool error', async (t) => {
       const h = await startHangar(kind, { t });
       const s = await h.connect({ capabilities: { sampling: {} } });
