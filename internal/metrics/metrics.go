@@ -91,9 +91,11 @@ type Metrics struct {
 	reloads       *prometheus.CounterVec
 	refused       *prometheus.CounterVec
 
-	plugins  atomic.Pointer[func() []Plugin]
-	mrtr     atomic.Pointer[func() MRTR] // mrtr.go
-	mrtrOnce sync.Once
+	plugins   atomic.Pointer[func() []Plugin]
+	mrtr      atomic.Pointer[func() MRTR] // mrtr.go
+	mrtrOnce  sync.Once
+	tasks     atomic.Pointer[func() Tasks] // tasks.go
+	tasksOnce sync.Once
 
 	mu     sync.Mutex
 	names  map[string]map[string]bool // plugin -> names with series

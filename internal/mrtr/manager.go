@@ -790,3 +790,9 @@ func (m *Manager) Stats() Stats {
 		InFlightRefusals:     s.inFlight.Load(),
 	}
 }
+
+// ClientOf returns the address WithClient put in ctx, "" if none.
+func ClientOf(ctx context.Context) string {
+	a, _ := ctx.Value(ctxClient{}).(string)
+	return a
+}

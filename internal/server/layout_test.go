@@ -57,7 +57,7 @@ var layoutRules = map[string]struct {
 		allow: func(p string) bool {
 			return !strings.HasPrefix(p, module) || slices.Contains([]string{
 				module + "internal/server/core", module + "internal/server/rawjson", module + "internal/server/wire", module + "internal/server/httpcalls",
-				module + "internal/mrtr", module + "internal/plugin", module + "internal/auth",
+				module + "internal/mrtr", module + "internal/plugin", module + "internal/auth", module + "internal/tasks",
 			}, p)
 		},
 	},

@@ -20,6 +20,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
 	"github.com/hangar-mcp/hangar/internal/server/stateless"
+	"github.com/hangar-mcp/hangar/internal/tasks"
 )
 
 // ErrConflict reports a tool or prompt name, or a resource URI, that two
@@ -83,6 +84,16 @@ type Options struct {
 	// answer included; zero means mrtr.DefaultForwardTimeout.
 	ForwardTimeout time.Duration
 	Peers          map[string]string
+
+	// Tasks, if set, offers the tasks extension (io.modelcontextprotocol/tasks)
+	// to 2026-07-28 clients that declare it: a tools/call still running
+	// after TaskAfter becomes a task, read with tasks/get. Its ids are
+	// authenticated with a key derived from the state keys. Nil: the
+	// extension is not offered.
+	Tasks *tasks.Options
+	// TaskAfter is the threshold after which a call becomes a task; zero
+	// means tasks.DefaultAfter.
+	TaskAfter time.Duration
 }
 
 // ReplicaRE is the syntax of Options.Replica (package mrtr's, which
@@ -101,6 +112,7 @@ type Server struct {
 	fast      *fastpath.Path     // in front of them
 	stateless *stateless.Edge    // MCP 2026-07-28, per request
 	mrtr      *mrtr.Manager      // its parked calls
+	tasks     *tasks.Table       // its tasks; nil: the extension is not offered
 	fwd       *mrtr.Forwarder    // nil: no peers
 	log       *slog.Logger
 	metrics   *metrics.Metrics // nil: none
@@ -144,15 +156,29 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	var tt *tasks.Table
+	if o.Tasks != nil {
+		if tt, err = tasks.New(m, *o.Tasks); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("tasks: %w", err)
+		}
+	}
+	// closeAll ends what New made, when it fails after this point.
+	closeAll := func() {
+		if tt != nil {
+			tt.Close()
+		}
+		m.Close()
+	}
 	c := core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider})
 	// The edges are peers over the core: none imports another. What one
 	// needs of another is wired here. The HTTP requests that carry calls
 	// are tracked once, for all of them (httpcalls).
 	requests := httpcalls.NewTracker()
-	so := &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath, Requests: requests}
+	so := &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath, Requests: requests, Tasks: tt, TaskAfter: o.TaskAfter}
 	hooks, err := stateless.NewHooks(c, so)
 	if err != nil {
-		m.Close()
+		closeAll()
 		return nil, fmt.Errorf("the edge of MCP 2026-07-28: %w", err)
 	}
 	sdk, err := sessions.New(c, &sessions.Options{
@@ -174,17 +200,17 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		},
 	})
 	if err != nil {
-		m.Close()
+		closeAll()
 		return nil, fmt.Errorf("the go-sdk's sessions: %w", err)
 	}
 	edge, err := stateless.New(c, sdk.StatelessHTTP(), so)
 	if err != nil {
-		m.Close()
+		closeAll()
 		return nil, fmt.Errorf("the edge of MCP 2026-07-28: %w", err)
 	}
 	fast, err := fastpath.New(c, fastSessions{sdk}, &fastpath.Options{Logger: o.Logger, Disabled: o.DisableFastPath, Stateless: edge, Requests: requests})
 	if err != nil {
-		m.Close()
+		closeAll()
 		return nil, fmt.Errorf("the fast path: %w", err)
 	}
 	// The 2026-07-28 edge first: a tool it refuses (an invalid x-mcp-header
@@ -199,16 +225,20 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		fast:      fast,
 		stateless: edge,
 		mrtr:      m,
+		tasks:     tt,
 		fwd:       fwd,
 		log:       o.Logger,
 		metrics:   o.Metrics,
 	}
 	if err := c.Reload(ctx, mounts); err != nil {
-		m.Close()
+		closeAll()
 		return nil, err
 	}
 	s.metrics.SetPlugins(c.PluginStats)
 	s.metrics.SetMRTR(s.mrtrStats)
+	if tt != nil {
+		s.metrics.SetTasks(s.taskStats)
+	}
 	return s, nil
 }
 
@@ -275,6 +305,16 @@ func (s *Server) Readiness() (ready bool, notReady map[string]string) {
 func (s *Server) Drain(ctx context.Context) int {
 	// 2026-07-28's listen streams end with their result.
 	s.stateless.Stop()
+	if s.tasks != nil {
+		// Running tasks may finish until shortly before the drain timeout,
+		// then are cancelled, so that each has a final status a client
+		// reads with tasks/get while calls still drain; no call becomes a
+		// task any more. Then the table is closed, before the Manager.
+		tctx, cancel := taskDrainContext(ctx)
+		s.tasks.Drain(tctx)
+		cancel()
+		s.tasks.Close()
+	}
 	// A parked call waits for a client that may never come back: it ends
 	// now, not at the drain timeout, and its retry learns to start again.
 	s.mrtr.Drain()
@@ -345,4 +385,42 @@ func (nopCloser) Close() error { return nil }
 // returned function ends the session and waits for the server's side of it.
 func (s *Server) ConnectClient(ctx context.Context, client *mcp.Client) (*mcp.ClientSession, func(), error) {
 	return s.sdk.ConnectClient(ctx, client)
+}
+
+// taskReadTime is how long before the drain timeout the running tasks are
+// cancelled: time for a client polling at tasks.DefaultPollInterval to read
+// their final status.
+const taskReadTime = 2 * tasks.DefaultPollInterval
+
+// taskDrainContext is the context of the tasks' drain: ctx, ending
+// taskReadTime before ctx's deadline (at once if that is past).
+func taskDrainContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(ctx, d.Add(-taskReadTime))
+	}
+	return context.WithCancel(ctx)
+}
+
+// taskStats reports the tasks table's gauges and counters, for metrics.
+func (s *Server) taskStats() metrics.Tasks {
+	st := s.tasks.Stats()
+	return metrics.Tasks{
+		Tasks:         st.Tasks,
+		Running:       st.Running,
+		InputRequired: st.InputRequired,
+		KeptBytes:     st.KeptBytes,
+		Listeners:     st.Listeners,
+		Created:       st.Created,
+		Ended:         map[string]uint64{"completed": st.Completed, "failed": st.Failed, "cancelled": st.Cancelled},
+		Expired:       st.Expired,
+		Refusals: map[string]uint64{
+			"cap":              st.CapFallbacks,
+			"result_too_large": st.TooLarge,
+			"kept_full":        st.KeptFull,
+			"listeners":        st.ListenRefusals,
+		},
+		Unknown:              st.Unknown,
+		Drained:              st.Drained,
+		DroppedNotifications: st.DroppedEvents,
+	}
 }

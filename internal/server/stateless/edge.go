@@ -23,6 +23,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
+	"github.com/hangar-mcp/hangar/internal/tasks"
 )
 
 // Core is what the 2026-07-28 edge needs of the dispatch core: lookups,
@@ -60,6 +61,14 @@ type Options struct {
 	// find. Required by New: the go-sdk's sessions must be given the same
 	// Tracker.
 	Requests *httpcalls.Tracker
+	// Tasks, if set, holds the tasks of the tasks extension: server/discover
+	// offers it, a tools/call whose request declares it goes through the
+	// table, and tasks/get, tasks/update and tasks/cancel are served. Nil:
+	// the extension is not offered, and those methods are unknown.
+	Tasks *tasks.Table
+	// TaskAfter is the threshold after which a call still running becomes
+	// a task (mrtr.TaskAuto); zero means tasks.DefaultAfter.
+	TaskAfter time.Duration
 }
 
 // Edge is the edge of MCP 2026-07-28: it checks each request of that
@@ -90,9 +99,11 @@ type Edge struct {
 // input through the Manager: what the edge's fast path and the go-sdk's
 // path (its middleware, in Hooks) share. It holds no state of its own.
 type calls struct {
-	core Core
-	m    *mrtr.Manager
-	info *mcp.Implementation
+	core  Core
+	m     *mrtr.Manager
+	info  *mcp.Implementation
+	tasks *tasks.Table  // nil: the tasks extension is not offered
+	after time.Duration // the threshold of TaskAuto
 }
 
 func newCalls(c Core, opts *Options) (*calls, Options, error) {
@@ -106,7 +117,13 @@ func newCalls(c Core, opts *Options) (*calls, Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &calls{core: c, m: o.Manager, info: &mcp.Implementation{Name: "hangar", Version: o.Version}}, o, nil
+	if o.TaskAfter < 0 {
+		return nil, o, errors.New("stateless: Options.TaskAfter must not be negative")
+	}
+	if o.TaskAfter == 0 {
+		o.TaskAfter = tasks.DefaultAfter
+	}
+	return &calls{core: c, m: o.Manager, info: &mcp.Implementation{Name: "hangar", Version: o.Version}, tasks: o.Tasks, after: o.TaskAfter}, o, nil
 }
 
 // Hooks are what the edge adds to the go-sdk server that serves the
@@ -272,6 +289,7 @@ type call struct {
 	retry  bool         // it carries a requestState
 	rq     core.Request // Principal, ID, Meta, Version, Capabilities
 	sink   mrtr.Sink
+	client string // the client key of an anonymous request, for the caps on tasks
 }
 
 // serve serves c through the Manager: a first request starts the call
@@ -279,28 +297,41 @@ type call struct {
 // is the call's, and which no session or HTTP request ends: the Manager
 // bounds it); a retry, once the core has admitted it (the tool, prompt or
 // resource is still there for the caller), brings its answers to the
-// parked call. It returns the call's result, or the input it needs.
-func (e *calls) serve(ctx context.Context, c *call, run func(ctx context.Context, rq core.Request) (mcp.Result, error)) (mcp.Result, *mrtr.InputRequiredResult, error) {
+// parked call. It returns the call's result, or the input it needs, or,
+// for a tools/call whose request declares the tasks extension, the task
+// the call became.
+func (e *calls) serve(ctx context.Context, c *call, run func(ctx context.Context, rq core.Request) (mcp.Result, error)) (mcp.Result, *mrtr.InputRequiredResult, *tasks.Detailed, error) {
 	if c.retry {
 		if err := e.core.Admit(c.rq, c.method, c.key); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	req := mrtr.Request{Method: c.method, Params: c.params, Principal: principalOf(c.rq.Principal), Capabilities: c.rq.Capabilities, Sink: c.sink}
-	out, err := e.m.Serve(ctx, req, func(ctx context.Context, host plugin.Host) (any, error) {
+	runCall := func(ctx context.Context, host plugin.Host) (any, error) {
 		rq := c.rq
 		rq.Client, rq.Scope, rq.Carrier = host, nil, nil
 		return run(ctx, rq)
-	})
+	}
+	var out *mrtr.Outcome
+	var err error
+	if e.tasks != nil && c.method == "tools/call" && declaresTasks(c.rq.Meta) {
+		var d *tasks.Detailed
+		d, out, err = e.tasks.Call(ctx, req, c.client, runCall, e.policy(c.key))
+		if err == nil && d != nil {
+			return nil, nil, d, nil
+		}
+	} else {
+		out, err = e.m.Serve(ctx, req, runCall)
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if out.Input != nil {
-		return nil, out.Input, nil
+		return nil, out.Input, nil, nil
 	}
 	res, ok := out.Result.(mcp.Result)
 	if !ok || res == nil {
-		return nil, nil, fmt.Errorf("internal error: the call of %s returned no result", c.method)
+		return nil, nil, nil, fmt.Errorf("internal error: the call of %s returned no result", c.method)
 	}
 	if r, ok := res.(*mcp.ReadResourceResult); ok {
 		// The go-sdk's readResource set them (setCacheable) on its path.
@@ -311,7 +342,7 @@ func (e *calls) serve(ctx context.Context, c *call, run func(ctx context.Context
 			r.TTLMs, r.CacheScope = 0, "private"
 		}
 	}
-	return res, nil, nil
+	return res, nil, nil, nil
 }
 
 // principalOf is the principal a requestState binds: the token's

@@ -201,6 +201,10 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.serveListen(w, r, m)
 		return
 	}
+	if taskMethod(m.method) && e.tasks != nil {
+		e.serveTaskHTTP(w, r, p.body, m, rm)
+		return
+	}
 	if m.state && mayNeedInput(m.method) && e.route(w, r, p.body, m) {
 		return
 	}
@@ -297,7 +301,11 @@ func checkStandard(h http.Header, m *message) *jsonrpc.Error {
 	case hv[0] != m.method:
 		return mismatch("Header mismatch: Mcp-Method header value %q does not match body value %q", hv[0], m.method)
 	}
-	if !mayNeedInput(m.method) {
+	key := m.key
+	switch {
+	case taskMethod(m.method):
+		key = taskID(m.params)
+	case !mayNeedInput(m.method):
 		return nil
 	}
 	hv, sent = h[headerName]
@@ -311,8 +319,8 @@ func checkStandard(h http.Header, m *message) *jsonrpc.Error {
 	switch {
 	case !ok:
 		return mismatch("Mcp-Name header contains invalid characters or an invalid Base64 value")
-	case name != m.key:
-		return mismatch("Header mismatch: Mcp-Name header value %q does not match body value %q", hv[0], m.key)
+	case name != key:
+		return mismatch("Header mismatch: Mcp-Name header value %q does not match body value %q", hv[0], key)
 	}
 	return nil
 }
@@ -320,6 +328,9 @@ func checkStandard(h http.Header, m *message) *jsonrpc.Error {
 func nameOf(method string) string {
 	if method == "resources/read" {
 		return "params.uri"
+	}
+	if taskMethod(method) {
+		return "params.taskId"
 	}
 	return "params.name"
 }
@@ -408,13 +419,14 @@ func (e *Edge) serveQuick(ctx context.Context, m *message, rm *reqMeta, principa
 		retry:  m.state,
 		rq:     core.Request{Principal: principal, ID: wire.IDString(m.id), Meta: rm.meta, Version: Version, Capabilities: rm.caps},
 		sink:   sink,
+		client: clientKey(ctx),
 	}
 	target := ""
 	if m.method == "tools/call" {
 		target = m.key
 	}
 	ctx, span := e.core.StartRequest(ctx, m.method, target, rm.meta, carrier, "", c.rq.ID)
-	res, input, err := e.serve(ctx, c, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
+	res, input, task, err := e.serve(ctx, c, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
 		if m.method == "tools/call" {
 			return e.core.CallTool(ctx, rq, m.key, m.args)
 		}
@@ -427,6 +439,8 @@ func (e *Edge) serveQuick(ctx context.Context, m *message, rm *reqMeta, principa
 		return nil, rpcError(err), errors.Is(err, mrtr.ErrRequestEnded)
 	case input != nil:
 		b, err = e.encodeInput(m.id, input)
+	case task != nil:
+		b, err = e.encodeTask(m.id, task, "task")
 	default:
 		b, err = e.encodeResult(m.id, res)
 	}

@@ -3,6 +3,7 @@ package stateless
 import (
 	"context"
 	"encoding/json"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -39,6 +40,13 @@ func (e *calls) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return nil, rpcError(err)
+		}
+		if d, ok := res.(*mcp.DiscoverResult); ok && e.tasks != nil && d.Capabilities != nil {
+			// The tasks extension is offered (its settings: none).
+			c := *d.Capabilities
+			c.Extensions = maps.Clone(c.Extensions)
+			c.AddExtension(TasksExtension, map[string]any{})
+			d.Capabilities = &c
 		}
 		return res, nil
 	}
@@ -77,7 +85,8 @@ func (e *calls) sdkCall(ctx context.Context, method string, req mcp.Request, nex
 		// request's stream, at the log level of its _meta.
 		c.sink = sessionSink{ss}
 	}
-	res, input, err := e.serve(ctx, c, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
+	c.client = clientKey(ctx)
+	res, input, task, err := e.serve(ctx, c, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
 		return next(context.WithValue(ctx, detachedKey{}, &detached{client: rq.Client, caps: rq.Capabilities}), method, req)
 	})
 	if err != nil {
@@ -85,6 +94,9 @@ func (e *calls) sdkCall(ctx context.Context, method string, req mcp.Request, nex
 	}
 	if input != nil {
 		return &inputRequired{Result: empty, in: input}, nil
+	}
+	if task != nil {
+		return &taskCreated{Result: empty, e: e, d: task}, nil
 	}
 	return res, nil
 }

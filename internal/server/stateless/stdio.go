@@ -64,6 +64,11 @@ func (e *Edge) Line(body []byte, fast bool) wire.LineClaim {
 			return e.listenLine(ctx, m, write)
 		}}
 	}
+	if taskMethod(m.method) && e.tasks != nil {
+		return wire.LineClaim{ID: m.id, Serve: func(context.Context, func([]byte)) []byte {
+			return e.taskLine(m, rm)
+		}}
+	}
 	if !fast || !e.quick(m) {
 		return wire.LineClaim{} // the go-sdk's, through the middleware
 	}
