@@ -193,14 +193,17 @@ func (r *taskCreated) MarshalJSON() ([]byte, error) { return r.e.marshalTask(r.d
 // serveTaskHTTP answers a tasks/* request over HTTP: forwarded to the
 // replica that holds the task if another does, else served here.
 func (e *Edge) serveTaskHTTP(w http.ResponseWriter, r *http.Request, body []byte, m *message, rm *reqMeta) {
-	if declaresTasks(rm.meta) {
-		if id := taskID(m.params); id != "" {
-			replica, err := e.tasks.Locate(id)
-			if err == nil && replica != e.m.Replica() && e.fwd != nil {
-				raw, _ := json.Marshal(m.id.Raw())
-				e.fwd.Forward(w, r, body, replica, raw)
-				return
-			}
+	if id := taskID(m.params); id != "" && e.fwd != nil && declaresTasks(rm.meta) {
+		// Without peers, the table says where a task of another replica is.
+		replica, err := e.tasks.Locate(id)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, m.id, tasks.RPCError(err))
+			return
+		}
+		if replica != e.m.Replica() {
+			raw, _ := json.Marshal(m.id.Raw())
+			e.fwd.Forward(w, r, body, replica, raw)
+			return
 		}
 	}
 	owner := tasks.Owner{Principal: principalOf(sdkauth.TokenInfoFromContext(r.Context())), Client: clientKey(r.Context())}

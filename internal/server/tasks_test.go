@@ -1,0 +1,279 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hangar-mcp/hangar/internal/config"
+	"github.com/hangar-mcp/hangar/internal/metrics"
+	"github.com/hangar-mcp/hangar/internal/server"
+	"github.com/hangar-mcp/hangar/internal/tasks"
+	"github.com/hangar-mcp/hangar/internal/testutil"
+)
+
+// The tests of the tasks extension (io.modelcontextprotocol/tasks) at the
+// 2026-07-28 edge: raw HTTP and stdio requests of a client that declares
+// it, against internal/testplugins/mrtr's sleep tool (which sleeps, may
+// ask its client for a name, and sleeps again).
+
+const tasksExt = "io.modelcontextprotocol/tasks"
+
+// taskMeta is the _meta of a client with the extension (and caps).
+func taskMeta(caps map[string]any) map[string]any {
+	if caps == nil {
+		caps = map[string]any{}
+	}
+	caps["extensions"] = map[string]any{tasksExt: map[string]any{}}
+	return modernMeta(caps)
+}
+
+// taskServer serves the mrtr plugin (instances of it) with the
+// extension, calls becoming tasks after 200 ms.
+func taskServer(t *testing.T, fast bool, instances int, m *metrics.Metrics) *modern {
+	p := loadPlugin(t, "mrtr", testutil.BuildPlugin(t, "./internal/testplugins/mrtr"), config.Limits{MaxInstances: instances})
+	s := newServer(t, &server.Options{DisableFastPath: !fast, Tasks: &tasks.Options{}, TaskAfter: 200 * time.Millisecond, Metrics: m}, server.Mount{Plugin: p})
+	return newModern(t, serveHTTP(t, s, nil))
+}
+
+// task sends a tasks/* request with Mcp-Name the task's id.
+func (c *modern) task(id any, method, taskID string, params map[string]any) *reply {
+	c.t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["taskId"] = taskID
+	if _, ok := params["_meta"]; !ok {
+		params["_meta"] = taskMeta(nil)
+	}
+	return c.do(c.request(id, method, params, map[string]string{"Mcp-Name": taskID}))
+}
+
+// waitStatus polls tasks/get until the task has status, and returns
+// its last answer.
+func (c *modern) waitStatus(taskID, status string) map[string]any {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := c.task(9, "tasks/get", taskID, nil)
+		res := r.result()
+		if r.status != 200 || res["resultType"] != "complete" || res["taskId"] != taskID {
+			c.t.Fatalf("tasks/get: %s", r)
+		}
+		if res["status"] == status {
+			return res
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("task %s still %v, want %s: %s", taskID, res["status"], status, r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func bothPaths(t *testing.T, f func(t *testing.T, fast bool)) {
+	for _, fast := range []bool{true, false} {
+		t.Run(map[bool]string{true: "fast path", false: "go-sdk"}[fast], func(t *testing.T) { f(t, fast) })
+	}
+}
+
+// TestTasksDiscover: server/discover offers the extension when the server
+// has tasks, and not otherwise.
+func TestTasksDiscover(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		o := &server.Options{}
+		if on {
+			o.Tasks = &tasks.Options{}
+		}
+		c := newModern(t, serveHTTP(t, newServer(t, o, server.Mount{Plugin: fixture(t)}), nil))
+		r := c.post(1, "server/discover", nil)
+		caps, _ := r.result()["capabilities"].(map[string]any)
+		ext, _ := caps["extensions"].(map[string]any)
+		if _, got := ext[tasksExt]; got != on || caps["tools"] == nil {
+			t.Errorf("tasks %v: discover: %s", on, r)
+		}
+	}
+}
+
+// TestTasksLongCallOverHTTP: a call that runs past the threshold, of a
+// client with the extension, is answered with a task, whose tasks/get
+// reaches completed with the tool's result; a client without the
+// extension is answered directly, and its tasks/* requests get -32021.
+func TestTasksLongCallOverHTTP(t *testing.T) {
+	bothPaths(t, func(t *testing.T, fast bool) {
+		m := metrics.New("test")
+		c := taskServer(t, fast, 2, m)
+		r := c.post(1, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 1000}, "_meta": taskMeta(nil)})
+		res := r.result()
+		id, _ := res["taskId"].(string)
+		if r.status != 200 || res["resultType"] != "task" || res["status"] != "working" || id == "" || res["ttlMs"] == nil || res["createdAt"] == nil {
+			t.Fatalf("tools/call: %s", r)
+		}
+		done := c.waitStatus(id, "completed")
+		result, _ := done["result"].(map[string]any)
+		if b, _ := json.Marshal(result); !strings.Contains(string(b), `slept_ms`) {
+			t.Fatalf("completed task: %v", done)
+		}
+
+		// Without the extension: the same call is answered directly.
+		r = c.post(2, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 500}})
+		if r.result()["resultType"] != "complete" || !strings.Contains(r.raw, "slept_ms") {
+			t.Fatalf("without the extension: %s", r)
+		}
+		// tasks/get without the extension: -32021, naming it.
+		r = c.task(3, "tasks/get", id, map[string]any{"_meta": modernMeta(nil)})
+		e, _ := r.answer()["error"].(map[string]any)
+		data, _ := e["data"].(map[string]any)
+		req, _ := data["requiredCapabilities"].(map[string]any)
+		exts, _ := req["extensions"].(map[string]any)
+		if r.errorCode() != -32021 || exts[tasksExt] == nil {
+			t.Fatalf("tasks/get without the extension: %s", r)
+		}
+		// An unknown id: -32602; Mcp-Name not the id: -32020.
+		if r := c.task(4, "tasks/get", id+"x", nil); r.errorCode() != -32602 {
+			t.Errorf("unknown id: %s", r)
+		}
+		if r := c.do(c.request(5, "tasks/get", map[string]any{"taskId": id, "_meta": taskMeta(nil)}, map[string]string{"Mcp-Name": "other"})); r.errorCode() != -32020 {
+			t.Errorf("Mcp-Name mismatch: %s", r)
+		}
+		if r := c.do(c.request(6, "tasks/get", map[string]any{"taskId": id, "_meta": taskMeta(nil)}, nil)); r.errorCode() != -32020 {
+			t.Errorf("no Mcp-Name: %s", r)
+		}
+		if r := c.task(8, "tasks/update", id, map[string]any{"inputResponses": "no"}); r.errorCode() != -32602 {
+			t.Errorf("tasks/update without an object: %s", r)
+		}
+		// The metrics count the task.
+		body := metricsText(t, m)
+		for _, want := range []string{"hangar_tasks_created_total 1", `hangar_tasks_ended_total{status="completed"} 1`, "hangar_tasks_unknown_total 1"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("metrics lack %q", want)
+			}
+		}
+	})
+}
+
+// TestTasksInputOverHTTP: a task whose plugin asks its client for input
+// goes through input_required, and completes with the answer given by
+// tasks/update.
+func TestTasksInputOverHTTP(t *testing.T) {
+	bothPaths(t, func(t *testing.T, fast bool) {
+		c := taskServer(t, fast, 2, nil)
+		meta := taskMeta(map[string]any{"elicitation": map[string]any{}})
+		r := c.post(1, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 500, "ask": true}, "_meta": meta})
+		id, _ := r.result()["taskId"].(string)
+		if r.result()["resultType"] != "task" || id == "" {
+			t.Fatalf("tools/call: %s", r)
+		}
+		in := c.waitStatus(id, "input_required")
+		reqs, _ := in["inputRequests"].(map[string]any)
+		er, _ := reqs["elicitation-1"].(map[string]any)
+		if len(reqs) != 1 || er["method"] != "elicitation/create" {
+			t.Fatalf("inputRequests: %v", in)
+		}
+		// A wrong answer: -32602, and the task still waits.
+		if r := c.task(2, "tasks/update", id, map[string]any{"inputResponses": map[string]any{"elicitation-1": map[string]any{"action": "maybe"}}}); r.errorCode() != -32602 {
+			t.Fatalf("wrong answer: %s", r)
+		}
+		r = c.task(3, "tasks/update", id, map[string]any{"inputResponses": map[string]any{"elicitation-1": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}})
+		if r.status != 200 || r.result()["resultType"] != "complete" || r.answer()["error"] != nil {
+			t.Fatalf("tasks/update: %s", r)
+		}
+		done := c.waitStatus(id, "completed")
+		if b, _ := json.Marshal(done["result"]); !strings.Contains(string(b), "Ada") {
+			t.Fatalf("completed: %v", done)
+		}
+	})
+}
+
+// TestTasksCancelOverHTTP: tasks/cancel ends the plugin's call: the task
+// is cancelled, and the plugin's only instance serves the next call at
+// once, not after the cancelled call's 30 s.
+func TestTasksCancelOverHTTP(t *testing.T) {
+	bothPaths(t, func(t *testing.T, fast bool) {
+		c := taskServer(t, fast, 1, nil)
+		r := c.post(1, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 30000}, "_meta": taskMeta(nil)})
+		id, _ := r.result()["taskId"].(string)
+		if id == "" {
+			t.Fatalf("tools/call: %s", r)
+		}
+		r = c.task(2, "tasks/cancel", id, nil)
+		if r.status != 200 || r.result()["resultType"] != "complete" || r.answer()["error"] != nil {
+			t.Fatalf("tasks/cancel: %s", r)
+		}
+		c.waitStatus(id, "cancelled")
+		start := time.Now()
+		r = c.post(3, "tools/call", map[string]any{"name": "count", "arguments": map[string]any{}})
+		if r.result()["resultType"] != "complete" || time.Since(start) > 10*time.Second {
+			t.Fatalf("the next call after %v: %s", time.Since(start), r)
+		}
+		// Cancelling it again changes nothing.
+		if r := c.task(4, "tasks/cancel", id, nil); r.answer()["error"] != nil {
+			t.Fatalf("second cancel: %s", r)
+		}
+		c.waitStatus(id, "cancelled")
+	})
+}
+
+// TestTasksOverStdio: the same over stdio: a task, tasks/get to
+// completed; -32021 without the extension.
+func TestTasksOverStdio(t *testing.T) {
+	bothPaths(t, func(t *testing.T, fast bool) {
+		p := loadPlugin(t, "mrtr", testutil.BuildPlugin(t, "./internal/testplugins/mrtr"), config.Limits{MaxInstances: 2})
+		s := newServer(t, &server.Options{DisableFastPath: !fast, Tasks: &tasks.Options{}, TaskAfter: 200 * time.Millisecond}, server.Mount{Plugin: p})
+		io := newRawIO(t, s)
+		ask := func(id int, method string, params map[string]any) map[string]any {
+			t.Helper()
+			io.write(mustJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+			timeout := time.After(time.Minute)
+			for {
+				select {
+				case line := <-io.lines:
+					var m map[string]any
+					if json.Unmarshal([]byte(line), &m) == nil && m["id"] == float64(id) {
+						return m
+					}
+				case <-timeout:
+					t.Fatalf("%s: no answer", method)
+				}
+			}
+		}
+		m := ask(1, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 800}, "_meta": taskMeta(nil)})
+		res, _ := m["result"].(map[string]any)
+		id, _ := res["taskId"].(string)
+		if res["resultType"] != "task" || id == "" {
+			t.Fatalf("tools/call: %v", m)
+		}
+		for n := 2; ; n++ {
+			m = ask(n, "tasks/get", map[string]any{"taskId": id, "_meta": taskMeta(nil)})
+			res, _ = m["result"].(map[string]any)
+			if res["status"] == "completed" {
+				break
+			}
+			if res["status"] != "working" || n > 600 {
+				t.Fatalf("tasks/get: %v", m)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		m = ask(1000, "tasks/get", map[string]any{"taskId": id, "_meta": modernMeta(nil)})
+		if e, _ := m["error"].(map[string]any); e["code"] != float64(-32021) {
+			t.Fatalf("without the extension: %v", m)
+		}
+		m = ask(1001, "tasks/cancel", map[string]any{"taskId": "nope", "_meta": taskMeta(nil)})
+		if e, _ := m["error"].(map[string]any); e["code"] != float64(-32602) {
+			t.Fatalf("unknown id: %v", m)
+		}
+		m = ask(1002, "tasks/get", map[string]any{"taskId": 5, "_meta": taskMeta(nil)})
+		if e, _ := m["error"].(map[string]any); e["code"] != float64(-32602) {
+			t.Fatalf("a taskId not a string: %v", m)
+		}
+	})
+}
+
+// metricsText is what m serves at /metrics.
+func metricsText(t *testing.T, m *metrics.Metrics) string {
+	t.Helper()
+	w := httptest.NewRecorder()
+	m.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	return w.Body.String()
+}
