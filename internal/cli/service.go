@@ -18,6 +18,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
+	"github.com/hangar-mcp/hangar/internal/tasks"
 	"github.com/hangar-mcp/hangar/internal/telemetry"
 )
 
@@ -113,6 +114,20 @@ func (sv *service) serverOptions(o *server.Options, replica string) {
 	o.StateKey, o.PreviousStateKeys = m.StateKey, m.PreviousStateKeys
 	o.ParkTimeout, o.MaxParked, o.MaxParkedPerPrincipal = m.ParkTimeout, m.MaxParked, m.MaxParkedPerPrincipal
 	o.PeerURL, o.Peers, o.ForwardTimeout = m.PeerURL, m.Peers, m.ForwardTimeout
+	if t := sv.cfg.Tasks; t.Enabled {
+		o.TaskAfter = t.After
+		o.Tasks = &tasks.Options{
+			MaxTasks:             t.MaxTasks,
+			MaxTasksPerOwner:     t.MaxTasksPerClient,
+			MaxResultBytes:       int(t.MaxResultBytes),
+			MaxKeptBytes:         t.MaxKeptBytes,
+			Keep:                 t.Keep,
+			MaxRun:               t.MaxRun,
+			PollInterval:         t.PollInterval,
+			MaxListeners:         t.MaxListeners,
+			MaxListenersPerOwner: t.MaxListenersPerClient,
+		}
+	}
 	if m.StateKey != nil {
 		sv.log.Info("MCP 2026-07-28 request states are sealed with the configured key", "from", m.StateKeyFrom, "previous_keys", len(m.PreviousStateKeys))
 	}

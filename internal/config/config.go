@@ -52,6 +52,7 @@ type Config struct {
 	Tracing    *Tracing   // nil: tracing is off
 	Deployment Deployment // the zero value: a server alone
 	MRTR       MRTR       // MCP 2026-07-28's parked calls (mrtr.go)
+	Tasks      Tasks      // the tasks extension of MCP 2026-07-28 (tasks.go)
 	Plugins    []Plugin   // in file order; nil when the file lists none
 }
 

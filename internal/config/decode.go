@@ -148,16 +148,16 @@ func (d *decoder) err() error {
 
 // decode parses data and returns the configuration; check d.err after.
 func (d *decoder) decode(data []byte) *Config {
-	cfg := &Config{HTTP: DefaultHTTP(), MRTR: DefaultMRTR()}
+	cfg := &Config{HTTP: DefaultHTTP(), MRTR: DefaultMRTR(), Tasks: DefaultTasks()}
 	root := d.document(data)
 	if root == nil {
 		return cfg
 	}
 	if root.Kind != yaml.MappingNode {
-		d.errorf(root, "", "the top level must be a mapping with the keys http, metrics, tracing, deployment, mrtr and plugins, got %s", describe(root))
+		d.errorf(root, "", "the top level must be a mapping with the keys http, metrics, tracing, deployment, mrtr, tasks and plugins, got %s", describe(root))
 		return cfg
 	}
-	f := d.mapping(root, "", []string{"http", "metrics", "tracing", "deployment", "mrtr", "plugins"}, rootHints)
+	f := d.mapping(root, "", []string{"http", "metrics", "tracing", "deployment", "mrtr", "tasks", "plugins"}, rootHints)
 	if e, ok := f["http"]; ok {
 		cfg.HTTP = d.http(e.val, "http")
 	}
@@ -172,6 +172,9 @@ func (d *decoder) decode(data []byte) *Config {
 	}
 	if e, ok := f["mrtr"]; ok {
 		cfg.MRTR = d.mrtr(e.val, "mrtr")
+	}
+	if e, ok := f["tasks"]; ok {
+		cfg.Tasks = d.tasks(e.val, "tasks")
 	}
 	if e, ok := f["plugins"]; ok {
 		cfg.Plugins = d.plugins(e.val, "plugins")

@@ -52,8 +52,8 @@
 //
 // # Top level
 //
-// The top level is a mapping with six optional keys, http, metrics,
-// tracing, deployment, mrtr and plugins. An empty file, or one holding only comments, is
+// The top level is a mapping with seven optional keys, http, metrics,
+// tracing, deployment, mrtr, tasks and plugins. An empty file, or one holding only comments, is
 // valid: it configures a server with no plugins. So is a file whose plugins
 // list is empty or missing.
 //

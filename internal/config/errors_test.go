@@ -36,15 +36,15 @@ func TestErrors(t *testing.T) {
 		{"two documents", "plugins: []\n---\nplugins: []\n", []string{
 			"test.yaml:2:1: a configuration file holds one YAML document; remove the second document and its \"---\" separator"}},
 		{"top level list", "- name: a\n", []string{
-			"test.yaml:1:1: the top level must be a mapping with the keys http, metrics, tracing, deployment, mrtr and plugins, got a list"}},
+			"test.yaml:1:1: the top level must be a mapping with the keys http, metrics, tracing, deployment, mrtr, tasks and plugins, got a list"}},
 		{"top level scalar", "hangar\n", []string{
-			`test.yaml:1:1: the top level must be a mapping with the keys http, metrics, tracing, deployment, mrtr and plugins, got the string "hangar"`}},
+			`test.yaml:1:1: the top level must be a mapping with the keys http, metrics, tracing, deployment, mrtr, tasks and plugins, got the string "hangar"`}},
 
 		// Unknown keys.
 		{"unknown top-level key with suggestion", "plugin: []\n", []string{
 			`test.yaml:1:1: unknown key "plugin"; did you mean "plugins"?`}},
 		{"unknown key without suggestion", "version: 2\n", []string{
-			`test.yaml:1:1: unknown key "version"; known keys are http, metrics, tracing, deployment, mrtr, plugins`}},
+			`test.yaml:1:1: unknown key "version"; known keys are http, metrics, tracing, deployment, mrtr, tasks, plugins`}},
 		{"plugin key at top level", "name: a\n", []string{
 			`test.yaml:1:1: unknown key "name" (plugin settings belong in an item of the plugins list)`}},
 		{"http key at top level", "addr: :80\n", []string{
@@ -62,13 +62,27 @@ func TestErrors(t *testing.T) {
 		{"merge key", head + "    limits: {<<: {memory: 1MiB}}\n", []string{
 			`test.yaml:4:14: plugins[0].limits: YAML merge keys (<<) are not supported; repeat the keys, or use an alias (*name) for the whole value`}},
 
+		// The tasks section.
+		{"unknown tasks key", "tasks: {afetr: 1s}\n", []string{
+			`test.yaml:1:9: tasks: unknown key "afetr"; did you mean "after"?`}},
+		{"tasks after not a duration", "tasks: {after: 3}\n", []string{
+			`test.yaml:1:16: tasks.after: expected a duration with a unit, such as "30s" or "10m", got the integer 3`}},
+		{"tasks max_run too long", "tasks: {max_run: 25h}\n", []string{
+			`test.yaml:1:18: tasks.max_run: must be at most 24h0m0s, got 25h0m0s`}},
+		{"tasks max_tasks zero", "tasks: {max_tasks: 0}\n", []string{
+			`test.yaml:1:20: tasks.max_tasks: must be between 1 and 1000000, got 0`}},
+		{"tasks result past kept", "tasks: {max_result_bytes: 2MiB, max_kept_bytes: 1MiB}\n", []string{
+			`test.yaml:1:8: tasks.max_result_bytes: must be at most max_kept_bytes (1MiB), got 2MiB`}},
+		{"tasks enabled not a bool", "tasks: {enabled: yes please}\n", []string{
+			`test.yaml:1:18: tasks.enabled: expected a boolean (true or false), got the string "yes please"`}},
+
 		// Duplicate keys.
 		{"duplicate top-level key", "plugins: []\nhttp: {}\nplugins: []\n", []string{
 			`test.yaml:3:1: duplicate key "plugins" (first on line 1)`}},
 		{"duplicate plugin key", head + "    name: b\n", []string{
 			`test.yaml:4:5: plugins[0]: duplicate key "name" (first on line 2)`}},
 		{"duplicate unknown key", "x: 1\nx: 2\n", []string{
-			`test.yaml:1:1: unknown key "x"; known keys are http, metrics, tracing, deployment, mrtr, plugins`,
+			`test.yaml:1:1: unknown key "x"; known keys are http, metrics, tracing, deployment, mrtr, tasks, plugins`,
 			`test.yaml:2:1: duplicate key "x" (first on line 1)`}},
 		{"duplicate config key", head + "    config:\n      k: 1\n      k: 2\n", []string{
 			`test.yaml:6:7: plugins[0].config: duplicate key "k" (first on line 5)`}},
@@ -290,7 +304,7 @@ func TestErrorFiles(t *testing.T) {
 			`testdata/bad.json:10:15: plugins[1].name: duplicate plugin name "hello" (first used on line 4)`,
 			`testdata/bad.json:12:17: plugins[1].prefix: invalid prefix "1x": use 1 to 32 letters, digits, "." and "-", starting with a letter`,
 			`testdata/bad.json:13:7: plugins[1]: duplicate key "prefix" (first on line 12)`,
-			`testdata/bad.json:16:3: unknown key "extra"; known keys are http, metrics, tracing, deployment, mrtr, plugins`,
+			`testdata/bad.json:16:3: unknown key "extra"; known keys are http, metrics, tracing, deployment, mrtr, tasks, plugins`,
 		}},
 	} {
 		data, err := os.ReadFile(tc.file)
