@@ -55,6 +55,18 @@ func AddTool(t *Tool, h ToolHandler) {
 	if tool.InputSchema == nil {
 		tool.InputSchema = map[string]any{"type": "object"}
 	}
+	switch tool.Task {
+	case TaskAuto:
+	case TaskNever, TaskAlways, TaskRequired:
+		meta := make(Meta, len(tool.Meta)+1)
+		for k, v := range tool.Meta {
+			meta[k] = v
+		}
+		meta[TaskMetaKey] = string(tool.Task)
+		tool.Meta = meta
+	default:
+		panic("pdk: AddTool: unknown Tool.Task " + string(tool.Task) + " (TaskAuto, TaskNever, TaskAlways or TaskRequired)")
+	}
 	plugin.mu.Lock()
 	defer plugin.mu.Unlock()
 	plugin.tools.put(tool.Name, toolEntry{tool, h})

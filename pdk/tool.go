@@ -25,7 +25,34 @@ type Tool struct {
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
 	Icons        []Icon           `json:"icons,omitempty"`
 	Meta         Meta             `json:"_meta,omitempty"`
+	// Task says when a call of the tool becomes a task, for the clients
+	// of MCP 2026-07-28 that declare the tasks extension
+	// (io.modelcontextprotocol/tasks): TaskAuto (the default) once it runs
+	// past the server's threshold, TaskNever, TaskAlways or TaskRequired.
+	// AddTool writes it in the tool's _meta under [TaskMetaKey].
+	Task TaskSupport `json:"-"`
 }
+
+// TaskSupport says when a tool's calls become tasks (Tool.Task).
+type TaskSupport string
+
+const (
+	// TaskAuto: a call still running after the server's threshold
+	// (tasks.after) becomes a task; a quicker one is answered directly.
+	TaskAuto TaskSupport = ""
+	// TaskNever: the tool's calls are always answered directly.
+	TaskNever TaskSupport = "never"
+	// TaskAlways: a call becomes a task at once, for a client with the
+	// extension; others are answered directly.
+	TaskAlways TaskSupport = "always"
+	// TaskRequired: as TaskAlways once the call has the input it asks for
+	// over multi round-trip requests, and a client without the extension
+	// is refused (-32021) before the tool runs.
+	TaskRequired TaskSupport = "required"
+)
+
+// TaskMetaKey is the key of a tool's _meta that carries its Task.
+const TaskMetaKey = "com.github.hangar-mcp/task"
 
 // ToolAnnotations are hints about a tool's behaviour. Clients must not rely
 // on them for security decisions.

@@ -277,3 +277,38 @@ func metricsText(t *testing.T, m *metrics.Metrics) string {
 	m.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	return w.Body.String()
 }
+
+// TestTasksToolPolicy: a tool says when its calls become tasks
+// (pdk.Tool.Task): "always" at once, even a quick call; "never" not even a
+// long one; "required" past the threshold (and at once on a retry that
+// brings its input), and a client without the extension is refused with
+// -32021 before the tool runs, on both paths.
+func TestTasksToolPolicy(t *testing.T) {
+	bothPaths(t, func(t *testing.T, fast bool) {
+		c := taskServer(t, fast, 2, nil)
+		call := func(id int, name string, ms int, meta map[string]any) *reply {
+			return c.post(id, "tools/call", map[string]any{"name": name, "arguments": map[string]any{"ms": ms}, "_meta": meta})
+		}
+		if r := call(1, "sleep_always", 0, taskMeta(nil)); r.result()["resultType"] != "task" {
+			t.Errorf("always, a quick call: %s", r)
+		}
+		if r := call(2, "sleep_never", 600, taskMeta(nil)); r.result()["resultType"] != "complete" {
+			t.Errorf("never, a long call: %s", r)
+		}
+		if r := call(3, "sleep_required", 600, taskMeta(nil)); r.result()["resultType"] != "task" {
+			t.Errorf("required, with the extension: %s", r)
+		}
+		r := call(4, "sleep_required", 0, modernMeta(nil))
+		e, _ := r.answer()["error"].(map[string]any)
+		data, _ := e["data"].(map[string]any)
+		req, _ := data["requiredCapabilities"].(map[string]any)
+		exts, _ := req["extensions"].(map[string]any)
+		if r.errorCode() != -32021 || exts[tasksExt] == nil {
+			t.Errorf("required, without the extension: %s", r)
+		}
+		// The default: a quick call is answered directly.
+		if r := call(5, "sleep", 0, taskMeta(nil)); r.result()["resultType"] != "complete" {
+			t.Errorf("auto, a quick call: %s", r)
+		}
+	})
+}

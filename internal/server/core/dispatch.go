@@ -75,6 +75,16 @@ func (c *Core) HasTool(name string) bool {
 	return m != nil
 }
 
+// ToolMeta returns the _meta of the tool with the exposed name as its
+// plugin offers it (nil if none, or no such tool): read only.
+func (c *Core) ToolMeta(name string) mcp.Meta {
+	_, t := c.lookupTool(name)
+	if t == nil || t.tool == nil {
+		return nil
+	}
+	return t.tool.Meta
+}
+
 // HasResource reports whether some plugin serves the exposed URI, as a
 // resource or through a template.
 func (c *Core) HasResource(uri string) bool {

@@ -31,6 +31,7 @@ import (
 // observation. *core.Core implements it.
 type Core interface {
 	HasTool(name string) bool
+	ToolMeta(name string) mcp.Meta
 	HasResource(uri string) bool
 	Admit(rq core.Request, method, key string) error
 	CallTool(ctx context.Context, rq core.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error)
@@ -314,6 +315,11 @@ func (e *calls) serve(ctx context.Context, c *call, run func(ctx context.Context
 	}
 	var out *mrtr.Outcome
 	var err error
+	if e.tasks != nil && c.method == "tools/call" && !declaresTasks(c.rq.Meta) && e.taskSupport(c.key) == "required" {
+		// A tool that runs only as a task, for a client that cannot
+		// have one: refused before it runs.
+		return nil, nil, nil, missingTasks("tool " + c.key)
+	}
 	if e.tasks != nil && c.method == "tools/call" && declaresTasks(c.rq.Meta) {
 		var d *tasks.Detailed
 		d, out, err = e.tasks.Call(ctx, req, c.client, runCall, e.policy(c.key))

@@ -100,9 +100,31 @@ func taskID(params json.RawMessage) string {
 	return *p.TaskID
 }
 
-// policy is the task policy of a call of the tool with the exposed name:
-// every tool becomes a task once it runs past the threshold (TaskAuto).
-func (e *calls) policy(string) mrtr.TaskPolicy {
+// TaskMetaKey is the key of a tool's _meta under which its plugin says
+// when its calls become tasks (pdk.Tool.Task): "never", "always",
+// "required"; absent, or any other value, the default (auto).
+const TaskMetaKey = "com.github.hangar-mcp/task"
+
+// taskSupport returns what the tool with the exposed name says of its
+// tasks.
+func (e *calls) taskSupport(name string) string {
+	s, _ := e.core.ToolMeta(name)[TaskMetaKey].(string)
+	return s
+}
+
+// policy is the task policy of a call of the tool with the exposed name,
+// as its plugin says (pdk.Tool.Task): by default (auto) a call becomes a
+// task once it runs past the threshold; "never" never; "always" at once;
+// "required" at once once it has the input it asks for over MRTR.
+func (e *calls) policy(name string) mrtr.TaskPolicy {
+	switch e.taskSupport(name) {
+	case "never":
+		return mrtr.TaskPolicy{Mode: mrtr.TaskNever}
+	case "always":
+		return mrtr.TaskPolicy{Mode: mrtr.TaskAlways}
+	case "required":
+		return mrtr.TaskPolicy{Mode: mrtr.TaskAfterInput, After: e.after}
+	}
 	return mrtr.TaskPolicy{Mode: mrtr.TaskAuto, After: e.after}
 }
 

@@ -94,6 +94,10 @@ func init() {
 	pdk.AddTool(&pdk.Tool{Name: "touch", InputSchema: object(`{"mib":{"type":"integer","minimum":0,"maximum":4096},"timeout_ms":{"type":"integer","minimum":0}}`, "mib")}, touch)
 	pdk.AddTool(&pdk.Tool{Name: "count", InputSchema: object(`{}`)}, count)
 	pdk.AddTool(&pdk.Tool{Name: "sleep", InputSchema: object(`{"ms":{"type":"integer","minimum":0},"ask":{"type":"boolean"},"then_ms":{"type":"integer","minimum":0},"pad_kib":{"type":"integer","minimum":0,"maximum":65536}}`, "ms")}, sleep)
+	// sleep as tools that say when their calls become tasks.
+	for name, task := range map[string]pdk.TaskSupport{"sleep_never": pdk.TaskNever, "sleep_always": pdk.TaskAlways, "sleep_required": pdk.TaskRequired} {
+		pdk.AddTool(&pdk.Tool{Name: name, Task: task, InputSchema: object(`{"ms":{"type":"integer","minimum":0},"ask":{"type":"boolean"},"then_ms":{"type":"integer","minimum":0},"pad_kib":{"type":"integer","minimum":0,"maximum":65536}}`, "ms")}, sleep)
+	}
 	pdk.AddPrompt(&pdk.Prompt{Name: "ask_prompt"}, askPrompt)
 	pdk.AddResource(&pdk.Resource{URI: "mrtr://ask", Name: "ask"}, askResource)
 }
