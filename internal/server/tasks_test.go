@@ -1,7 +1,11 @@
 package server_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -311,4 +315,78 @@ func TestTasksToolPolicy(t *testing.T) {
 			t.Errorf("auto, a quick call: %s", r)
 		}
 	})
+}
+
+// listenTasks opens a subscriptions/listen stream for taskIds with meta,
+// and returns its messages as they come.
+func (c *modern) listenTasks(id any, taskIDs []string, meta map[string]any) <-chan map[string]any {
+	c.t.Helper()
+	req := c.request(id, "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": taskIDs}, "_meta": meta}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	c.t.Cleanup(cancel)
+	resp, err := (&http.Client{Transport: &http.Transport{}}).Do(req.WithContext(ctx))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out := make(chan map[string]any, 16)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		if resp.Header.Get("Content-Type") != "text/event-stream" {
+			var m map[string]any
+			json.NewDecoder(resp.Body).Decode(&m)
+			out <- m
+			return
+		}
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var m map[string]any
+				json.Unmarshal([]byte(data), &m)
+				out <- m
+			}
+		}
+	}()
+	return out
+}
+
+// TestTasksListen: subscriptions/listen with notifications.taskIds, of a
+// client with the extension, acknowledges the ids of the tasks it may
+// see (not a made-up one), then sends each one's state as
+// notifications/tasks at once and at each change, to completed; without
+// the extension it is refused with -32021.
+func TestTasksListen(t *testing.T) {
+	c := taskServer(t, true, 2, nil)
+	r := c.post(1, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 1500}, "_meta": taskMeta(nil)})
+	id, _ := r.result()["taskId"].(string)
+	if id == "" {
+		t.Fatalf("tools/call: %s", r)
+	}
+	ch := c.listenTasks(2, []string{id, "made-up"}, taskMeta(nil))
+	ack := next(t, ch, "ack")
+	notes, _ := ack["params"].(map[string]any)["notifications"].(map[string]any)
+	if ack["method"] != "notifications/subscriptions/acknowledged" || fmt.Sprint(notes["taskIds"]) != fmt.Sprint([]any{id}) {
+		t.Fatalf("ack: %v", ack)
+	}
+	var statuses []any
+	for len(statuses) == 0 || statuses[len(statuses)-1] != "completed" {
+		m := next(t, ch, "notifications/tasks")
+		p, _ := m["params"].(map[string]any)
+		meta, _ := p["_meta"].(map[string]any)
+		if m["method"] != "notifications/tasks" || p["taskId"] != id || meta["io.modelcontextprotocol/subscriptionId"] == nil {
+			t.Fatalf("notification: %v", m)
+		}
+		statuses = append(statuses, p["status"])
+		if p["status"] == "completed" && p["result"] == nil {
+			t.Fatalf("completed without its result: %v", m)
+		}
+	}
+	if statuses[0] != "working" {
+		t.Errorf("statuses: %v", statuses)
+	}
+	// Without the extension: -32021.
+	m := next(t, c.listenTasks(3, []string{id}, modernMeta(nil)), "refusal")
+	if e, _ := m["error"].(map[string]any); e["code"] != float64(-32021) {
+		t.Fatalf("without the extension: %v", m)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
+	"github.com/hangar-mcp/hangar/internal/tasks"
 )
 
 // subscriptions/listen is the edge's own, over HTTP and stdio, on both
@@ -49,18 +50,33 @@ type listener struct {
 	changed [4]bool       // lists to tell of
 	updated []string      // URIs to tell of, each once
 	wake    chan struct{} // buffered, 1
+
+	// tasks, if set, delivers notifications/tasks of the tasks it follows
+	// (taskIds, what the ack names).
+	tasks   *tasks.Listener
+	taskIDs []string
 }
 
-// listenFilter reads the notifications a subscriptions/listen asks for.
-func listenFilter(params json.RawMessage) (*mcp.NotificationSubscriptions, *jsonrpc.Error) {
+// listenFilter reads the notifications a subscriptions/listen asks for,
+// and the ids of the tasks it asks to follow (the tasks extension's
+// notifications.taskIds; nil if not given).
+func listenFilter(params json.RawMessage) (*mcp.NotificationSubscriptions, []string, *jsonrpc.Error) {
 	var p struct {
 		Notifications *mcp.NotificationSubscriptions `json:"notifications"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("invalid subscriptions/listen params: %v", err)
+		return nil, nil, invalidParams("invalid subscriptions/listen params: %v", err)
 	}
 	if p.Notifications == nil {
-		return nil, invalidParams("subscriptions/listen needs params.notifications: the notifications to deliver")
+		return nil, nil, invalidParams("subscriptions/listen needs params.notifications: the notifications to deliver")
+	}
+	var t struct {
+		Notifications struct {
+			TaskIDs []string `json:"taskIds"`
+		} `json:"notifications"`
+	}
+	if err := json.Unmarshal(params, &t); err != nil {
+		return nil, nil, invalidParams("invalid subscriptions/listen params: notifications.taskIds must be a list of task ids: %v", err)
 	}
 	// A listen holds its resources for as long as it runs: as many as a
 	// session of an older version may subscribe to.
@@ -70,10 +86,35 @@ func listenFilter(params json.RawMessage) (*mcp.NotificationSubscriptions, *json
 			distinct[uri] = true
 		}
 		if len(distinct) > wire.MaxSubscriptions {
-			return nil, invalidParams("subscriptions/listen asks for %d resources; a listen may deliver the updates of at most %d: listen to fewer, or split them over several listens", len(distinct), wire.MaxSubscriptions)
+			return nil, nil, invalidParams("subscriptions/listen asks for %d resources; a listen may deliver the updates of at most %d: listen to fewer, or split them over several listens", len(distinct), wire.MaxSubscriptions)
 		}
 	}
-	return p.Notifications, nil
+	return p.Notifications, t.Notifications.TaskIDs, nil
+}
+
+// followTasks makes l follow the tasks of ids that owner may see, for a
+// listen whose request's _meta is meta: the extension must be declared
+// (else -32021). Without tasks on the server, or ids, nothing is followed.
+func (e *Edge) followTasks(l *listener, ids []string, meta json.RawMessage, owner tasks.Owner) *jsonrpc.Error {
+	if ids == nil || e.tasks == nil {
+		return nil
+	}
+	m, jerr := decodeMeta(meta)
+	if jerr != nil {
+		return jerr
+	}
+	if !declaresTasks(m) {
+		return missingTasks("subscriptions/listen with notifications.taskIds")
+	}
+	tl, accepted, err := e.tasks.Listen(owner, ids)
+	if err != nil {
+		return tasks.RPCError(err)
+	}
+	l.tasks, l.taskIDs = tl, accepted
+	if l.taskIDs == nil {
+		l.taskIDs = []string{}
+	}
+	return nil
 }
 
 // subscribe registers a listener for the request id of a caller with
@@ -114,7 +155,7 @@ func (e *Edge) unsubscribe(l *listener) {
 
 // active reports whether the listener delivers anything.
 func (l *listener) active() bool {
-	return l.lists[plugin.ToolList] || l.lists[plugin.PromptList] || l.lists[plugin.ResourceList] || len(l.uris) > 0
+	return l.lists[plugin.ToolList] || l.lists[plugin.PromptList] || l.lists[plugin.ResourceList] || len(l.uris) > 0 || len(l.taskIDs) > 0
 }
 
 // ListChanged implements core.Listener: the listeners that asked for the
@@ -195,10 +236,37 @@ func (l *listener) take() [][]byte {
 
 // ack is the acknowledgment, the stream's first message.
 func (l *listener) ack(n mcp.NotificationSubscriptions) []byte {
-	b, _ := wire.EncodeNotification("notifications/subscriptions/acknowledged", &mcp.SubscriptionsAcknowledgedParams{
+	params := &mcp.SubscriptionsAcknowledgedParams{
 		Meta:          mcp.Meta{wire.MetaSubscriptionID: l.id.Raw()},
 		Notifications: n,
-	})
+	}
+	if l.taskIDs == nil {
+		b, _ := wire.EncodeNotification("notifications/subscriptions/acknowledged", params)
+		return b
+	}
+	// The tasks extension's taskIds, beside what the go-sdk's type holds.
+	var fields map[string]json.RawMessage
+	var notes map[string]json.RawMessage
+	raw, _ := json.Marshal(params)
+	json.Unmarshal(raw, &fields)
+	json.Unmarshal(fields["notifications"], &notes)
+	if notes == nil {
+		notes = map[string]json.RawMessage{}
+	}
+	notes["taskIds"], _ = json.Marshal(l.taskIDs)
+	fields["notifications"], _ = json.Marshal(notes)
+	b, _ := wire.EncodeNotification("notifications/subscriptions/acknowledged", fields)
+	return b
+}
+
+// taskNote encodes a task's view as notifications/tasks, with the listen
+// request's id in _meta.
+func (l *listener) taskNote(d *tasks.Detailed) []byte {
+	var fields map[string]json.RawMessage
+	raw, _ := json.Marshal(d)
+	json.Unmarshal(raw, &fields)
+	fields["_meta"], _ = json.Marshal(mcp.Meta{wire.MetaSubscriptionID: l.id.Raw()})
+	b, _ := wire.EncodeNotification("notifications/tasks", fields)
 	return b
 }
 
@@ -225,6 +293,11 @@ func (e *Edge) Stop() {
 // evicted is closed (listenCaps).
 func (e *Edge) listen(ctx context.Context, l *listener, ack mcp.NotificationSubscriptions, write func([]byte) error, ping func() error, evicted <-chan struct{}) []byte {
 	defer e.unsubscribe(l)
+	var events <-chan *tasks.Detailed
+	if l.tasks != nil {
+		defer l.tasks.Close()
+		events = l.tasks.Events()
+	}
 	if write(l.ack(ack)) != nil {
 		return nil
 	}
@@ -245,6 +318,14 @@ func (e *Edge) listen(ctx context.Context, l *listener, ack mcp.NotificationSubs
 					return nil
 				}
 			}
+		case d, ok := <-events:
+			if !ok {
+				events = nil // the table closed: the server stops
+				continue
+			}
+			if write(l.taskNote(d)) != nil {
+				return nil
+			}
 		case <-tick:
 			if ping() != nil {
 				return nil
@@ -264,10 +345,16 @@ func (e *Edge) listen(ctx context.Context, l *listener, ack mcp.NotificationSubs
 
 // serveListen answers a subscriptions/listen over HTTP.
 func (e *Edge) serveListen(w http.ResponseWriter, r *http.Request, m *message) {
-	want, jerr := listenFilter(m.params)
+	want, taskIDs, jerr := listenFilter(m.params)
 	if jerr != nil {
 		writeError(w, http.StatusBadRequest, m.id, jerr)
 		return
+	}
+	if taskIDs != nil && e.tasks != nil {
+		if mm, _ := decodeMeta(m.meta); !declaresTasks(mm) {
+			writeError(w, http.StatusBadRequest, m.id, missingTasks("subscriptions/listen with notifications.taskIds"))
+			return
+		}
 	}
 	slot, status, jerr := e.listens.take(listenClient(r))
 	if jerr != nil {
@@ -280,7 +367,17 @@ func (e *Edge) serveListen(w http.ResponseWriter, r *http.Request, m *message) {
 		return
 	}
 	defer e.listens.release(slot)
-	l, ack := e.subscribe(m.id, sdkauth.TokenInfoFromContext(r.Context()), want)
+	principal := sdkauth.TokenInfoFromContext(r.Context())
+	l, ack := e.subscribe(m.id, principal, want)
+	if jerr := e.followTasks(l, taskIDs, m.meta, tasks.Owner{Principal: principalOf(principal), Client: clientKey(r.Context())}); jerr != nil {
+		e.unsubscribe(l)
+		status := errorStatus(jerr)
+		if status == 0 {
+			status = http.StatusServiceUnavailable
+		}
+		writeError(w, status, m.id, jerr)
+		return
+	}
 	st := newEventStream(w)
 	res := e.listen(r.Context(), l, ack, st.event, st.ping, slot.evicted)
 	if res != nil {
@@ -291,11 +388,15 @@ func (e *Edge) serveListen(w http.ResponseWriter, r *http.Request, m *message) {
 // listenLine serves a subscriptions/listen over stdio; it returns the
 // listen's result, or nil if the client cancelled it.
 func (e *Edge) listenLine(ctx context.Context, m *message, write func([]byte)) []byte {
-	want, jerr := listenFilter(m.params)
+	want, taskIDs, jerr := listenFilter(m.params)
 	if jerr != nil {
 		return wire.EncodeError(m.id, jerr)
 	}
 	l, ack := e.subscribe(m.id, nil, want)
+	if jerr := e.followTasks(l, taskIDs, m.meta, tasks.Owner{Client: localClient}); jerr != nil {
+		e.unsubscribe(l)
+		return wire.EncodeError(m.id, jerr)
+	}
 	return e.listen(ctx, l, ack, func(b []byte) error { write(b); return nil }, nil, nil)
 }
 
