@@ -12,11 +12,12 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
 	"github.com/hangar-mcp/hangar/internal/server"
+	"github.com/hangar-mcp/hangar/internal/tasks"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
 // replicas starts n servers of the mrtr plugin as replicas r1, r2...
-// sharing a state key and each other's URLs, and returns their URLs and a
+// sharing a state key and each other's URLs, with tasks, and returns their URLs and a
 // function that stops replica i.
 func replicas(t *testing.T, n int) ([]string, func(i int)) {
 	t.Helper()
@@ -34,7 +35,7 @@ func replicas(t *testing.T, n int) ([]string, func(i int)) {
 	}
 	srvs := make([]*http.Server, n)
 	for i, ln := range lns {
-		s := newServer(t, &server.Options{Replica: fmt.Sprintf("r%d", i+1), StateKey: []byte("0123456789abcdef0123456789abcdef"), Peers: peers}, server.Mount{Plugin: mrtrPlugin(t)})
+		s := newServer(t, &server.Options{Replica: fmt.Sprintf("r%d", i+1), StateKey: []byte("0123456789abcdef0123456789abcdef"), Peers: peers, Tasks: &tasks.Options{}}, server.Mount{Plugin: mrtrPlugin(t)})
 		srvs[i] = &http.Server{Handler: s.HTTPHandler(nil)}
 		go srvs[i].Serve(ln)
 		t.Cleanup(func() { srvs[i].Close() })

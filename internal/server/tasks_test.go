@@ -390,3 +390,42 @@ func TestTasksListen(t *testing.T) {
 		t.Fatalf("without the extension: %v", m)
 	}
 }
+
+// TestTasksOnAnotherReplica: tasks/get, tasks/update and tasks/cancel
+// that reach a replica other than the one holding the task are forwarded
+// there (the id names it under a MAC); once that replica is gone, they
+// fail with an error, never another task's state.
+func TestTasksOnAnotherReplica(t *testing.T) {
+	urls, stop := replicas(t, 2)
+	r1, r2 := newModern(t, urls[0]), newModern(t, urls[1])
+	meta := taskMeta(map[string]any{"elicitation": map[string]any{}})
+	r := r1.post(1, "tools/call", map[string]any{"name": "sleep_always", "arguments": map[string]any{"ms": 0, "ask": true}, "_meta": meta})
+	id, _ := r.result()["taskId"].(string)
+	if r.result()["resultType"] != "task" || id == "" {
+		t.Fatalf("tools/call: %s", r)
+	}
+	// r2 answers r1's task: forwarded.
+	r2.waitStatus(id, "input_required")
+	if r := r2.task(2, "tasks/update", id, map[string]any{"_meta": meta, "inputResponses": map[string]any{"elicitation-1": accept("Ada")}}); r.answer()["error"] != nil || r.result()["resultType"] != "complete" {
+		t.Fatalf("tasks/update on r2: %s", r)
+	}
+	done := r2.waitStatus(id, "completed")
+	if b, _ := json.Marshal(done["result"]); !strings.Contains(string(b), "Ada") {
+		t.Fatalf("completed: %v", done)
+	}
+	// A long task of r1 cancelled through r2.
+	r = r1.post(3, "tools/call", map[string]any{"name": "sleep_always", "arguments": map[string]any{"ms": 30000}, "_meta": taskMeta(nil)})
+	long, _ := r.result()["taskId"].(string)
+	if long == "" {
+		t.Fatalf("tools/call: %s", r)
+	}
+	if r := r2.task(4, "tasks/cancel", long, nil); r.answer()["error"] != nil {
+		t.Fatalf("tasks/cancel on r2: %s", r)
+	}
+	r1.waitStatus(long, "cancelled")
+	// r1 is gone: its tasks are an error on r2.
+	stop(0)
+	if r := r2.task(5, "tasks/get", id, nil); r.answer()["error"] == nil || r.result() != nil {
+		t.Fatalf("tasks/get of a gone replica's task: %s", r)
+	}
+}
