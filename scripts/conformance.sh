@@ -43,7 +43,16 @@ GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o "$work/conformance.wasm"
 # holding an instance of the plugin, until host_timeout. More instances
 # than the default (one per core) and a shorter wait keep later scenarios
 # from waiting for one, which a scenario that allows 500 ms would not.
+#
+# A tool of the tasks scenarios that requires a task (failing_job) runs a
+# second: a task past tasks.after, which is shorter than the default here.
+# Every scenario is one client from one address, which makes more tasks
+# than a client may keep by default (a call past the cap is answered
+# directly, and the scenarios want tasks).
 cat >"$work/hangar.yaml" <<EOF
+tasks:
+  after: 200ms
+  max_tasks_per_client: 1000
 plugins:
   - name: conformance
     path: conformance.wasm
@@ -152,7 +161,14 @@ unscored=$(awk '/^not_scored:/ {n = 1} n && /- scenario:/ {s = $3} n && /leg: se
 [ -n "$unscored" ] || fail "no unscored server scenarios found in $pkg/requirements/2026-07-28.yaml: has its format changed?"
 list=$({ scenarios --requirements 2026-07-28; echo "$unscored"; } | runnable)
 passed=0 failed=0
-for s in $list; do one "$s" --spec-version 2026-07-28; done
+for s in $list; do
+	case $s in
+	# The extension's scenarios are "not on the spec timeline": the suite
+	# skips them at a spec version unless forced. They run at this wire.
+	tasks-*) one "$s" --spec-version 2026-07-28 --force ;;
+	*) one "$s" --spec-version 2026-07-28 ;;
+	esac
+done
 echo "Total: $passed passed, $failed failed (2026-07-28, $(echo "$list" | wc -w) scenarios)"
 echo "conformance: 2026-07-28 took $(($(date +%s) - t)) s"
 
@@ -163,7 +179,9 @@ ran2026=$list
 t=$(date +%s)
 echo "conformance: every server scenario (--suite all), scenario by scenario"
 only2026=$("$node" "$suite" list --server | sed -n 's/^  - \([^ ]*\) \[2026-07-28\]$/\1/p')
-dup=$(comm -12 <(echo "$only2026" | sort) <(echo "$ran2026" | sort))
+# The extension's scenarios ran above too, at the same wire.
+only2026=$(printf '%s\n%s\n' "$only2026" "$(echo "$ran2026" | tr ' ' '\n' | grep '^tasks-' || true)")
+dup=$(comm -12 <(echo "$only2026" | sort -u) <(echo "$ran2026" | tr ' ' '\n' | sort -u))
 list=$(scenarios | runnable | { grep -vxF -f <(echo "$dup") || true; })
 passed=0 failed=0
 for s in $list; do one "$s"; done

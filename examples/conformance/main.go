@@ -24,6 +24,7 @@ func init() {
 		pdk.AddTool(t.tool, t.handler)
 	}
 	addMRTR()
+	addTasks()
 	addResources()
 	addPrompts()
 	pdk.SetCompletionHandler(complete)
