@@ -305,20 +305,36 @@ func (s *Server) Readiness() (ready bool, notReady map[string]string) {
 func (s *Server) Drain(ctx context.Context) int {
 	// 2026-07-28's listen streams end with their result.
 	s.stateless.Stop()
+	// No call becomes a task any more. Running tasks may finish until
+	// shortly before the drain timeout, then are cancelled, so that each
+	// has a final status a client reads with tasks/get while the server
+	// still answers. Their calls are the core's: the core's drain, at the
+	// same time, refuses new calls and sees the tasks' calls end.
+	var tasksDrained chan struct{}
+	var tasksCancelled int
 	if s.tasks != nil {
-		// Running tasks may finish until shortly before the drain timeout,
-		// then are cancelled, so that each has a final status a client
-		// reads with tasks/get while calls still drain; no call becomes a
-		// task any more. Then the table is closed, before the Manager.
+		tasksDrained = make(chan struct{})
 		tctx, cancel := taskDrainContext(ctx)
-		s.tasks.Drain(tctx)
-		cancel()
-		s.tasks.Close()
+		go func() {
+			defer close(tasksDrained)
+			defer cancel()
+			tasksCancelled = s.tasks.Drain(tctx)
+		}()
 	}
 	// A parked call waits for a client that may never come back: it ends
 	// now, not at the drain timeout, and its retry learns to start again.
 	s.mrtr.Drain()
 	n := s.core.Drain(ctx)
+	if tasksDrained != nil {
+		// Every task is final. Those the drain cancelled are read until
+		// the drain timeout (taskReadTime): their clients poll. Then the
+		// table closes, before the Manager whose calls its tasks are.
+		<-tasksDrained
+		if tasksCancelled > 0 {
+			<-ctx.Done()
+		}
+		s.tasks.Close()
+	}
 	// Parked calls count as calls in progress: those no retry answered
 	// were cancelled with the others. No call parks any more.
 	s.mrtr.Close()

@@ -310,6 +310,20 @@ func TestTasksToolPolicy(t *testing.T) {
 		if r.errorCode() != -32021 || exts[tasksExt] == nil {
 			t.Errorf("required, without the extension: %s", r)
 		}
+		// required, of a tool that asks at once: input_required over MRTR
+		// first, then a task on the retry that brings the answer.
+		meta := taskMeta(map[string]any{"elicitation": map[string]any{}})
+		r = c.post(6, "tools/call", map[string]any{"name": "sleep_required", "arguments": map[string]any{"ms": 0, "ask": true, "then_ms": 1000}, "_meta": meta})
+		if r.result()["resultType"] != "input_required" {
+			t.Fatalf("required, asking: %s", r)
+		}
+		r = c.post(7, "tools/call", map[string]any{"name": "sleep_required", "arguments": map[string]any{"ms": 0, "ask": true, "then_ms": 1000}, "_meta": meta,
+			"requestState": r.result()["requestState"], "inputResponses": map[string]any{"elicitation-1": accept("Ada")}})
+		if id, _ := r.result()["taskId"].(string); r.result()["resultType"] != "task" || id == "" {
+			t.Fatalf("required, the retry: %s", r)
+		} else if done := c.waitStatus(id, "completed"); !strings.Contains(fmt.Sprint(done["result"]), "Ada") {
+			t.Fatalf("required, the task: %v", done)
+		}
 		// The default: a quick call is answered directly.
 		if r := call(5, "sleep", 0, taskMeta(nil)); r.result()["resultType"] != "complete" {
 			t.Errorf("auto, a quick call: %s", r)
@@ -428,4 +442,35 @@ func TestTasksOnAnotherReplica(t *testing.T) {
 	if r := r2.task(5, "tasks/get", id, nil); r.answer()["error"] == nil || r.result() != nil {
 		t.Fatalf("tasks/get of a gone replica's task: %s", r)
 	}
+}
+
+// TestTasksDrain: on a drain, a running task is cancelled shortly before
+// the drain timeout, and tasks/get reads that while the drain goes on.
+func TestTasksDrain(t *testing.T) {
+	p := loadPlugin(t, "mrtr", testutil.BuildPlugin(t, "./internal/testplugins/mrtr"), config.Limits{MaxInstances: 2})
+	s := newServer(t, &server.Options{Tasks: &tasks.Options{}, TaskAfter: 200 * time.Millisecond}, server.Mount{Plugin: p})
+	c := newModern(t, serveHTTP(t, s, nil))
+	r := c.post(1, "tools/call", map[string]any{"name": "sleep_always", "arguments": map[string]any{"ms": 30000}, "_meta": taskMeta(nil)})
+	id, _ := r.result()["taskId"].(string)
+	if id == "" {
+		t.Fatalf("tools/call: %s", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		s.Drain(ctx)
+	}()
+	start := time.Now()
+	c.waitStatus(id, "cancelled")
+	select {
+	case <-drained:
+		t.Fatal("the drain ended before the task's final status was read")
+	default:
+	}
+	if time.Since(start) > 4*time.Second {
+		t.Errorf("the task was cancelled %v into a 5 s drain, want 2 s before its end", time.Since(start))
+	}
+	<-drained
 }
