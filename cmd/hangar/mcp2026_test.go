@@ -678,6 +678,8 @@ func TestClients2026(t *testing.T) {
 // builds it (its _meta and headers), by hand, and returns the HTTP status
 // and the JSON-RPC response (read from a JSON body or an event stream).
 // hc may validate the exchange (mcpschema.Conversation.RoundTripper).
+// params' _meta, if given, replaces the default; a taskId is sent as
+// Mcp-Name, as a tasks/* request's name.
 func post2026(t *testing.T, hc *http.Client, url, method string, params map[string]any) (int, map[string]any) {
 	t.Helper()
 	p := map[string]any{"_meta": map[string]any{
@@ -701,6 +703,8 @@ func post2026(t *testing.T, hc *http.Client, url, method string, params map[stri
 		req.Header.Set("Mcp-Name", name)
 	} else if uri, ok := params["uri"].(string); ok {
 		req.Header.Set("Mcp-Name", uri)
+	} else if id, ok := params["taskId"].(string); ok {
+		req.Header.Set("Mcp-Name", id)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -527,6 +527,50 @@ func TestReplicasRoundRobin2026(t *testing.T) {
 		return true
 	})
 
+	// Tasks through nginx: a task made on one replica is read, answered
+	// and followed on each, forwarded to the one holding it.
+	tasksMeta := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    v2026,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw-2026", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+	}
+	plain := &http.Client{}
+	_, msg := post2026(t, plain, url, "tools/call", map[string]any{"name": "sleep_always", "arguments": map[string]any{"ms": 0, "ask": true, "then_ms": 500}, "_meta": tasksMeta})
+	res, _ := msg["result"].(map[string]any)
+	taskID, _ := res["taskId"].(string)
+	if res["resultType"] != "task" || taskID == "" {
+		t.Fatalf("a task through nginx: %v", msg)
+	}
+	taskStatus := func() map[string]any {
+		t.Helper()
+		status, msg := post2026(t, plain, url, "tasks/get", map[string]any{"taskId": taskID, "_meta": tasksMeta})
+		r, _ := msg["result"].(map[string]any)
+		if status != http.StatusOK || r["taskId"] != taskID || r["resultType"] != "complete" {
+			t.Fatalf("tasks/get through nginx: HTTP %d %v", status, msg)
+		}
+		return r
+	}
+	for taskStatus()["status"] != "input_required" {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, msg := post2026(t, plain, url, "tasks/update", map[string]any{"taskId": taskID, "_meta": tasksMeta,
+		"inputResponses": map[string]any{"elicitation-1": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}}); msg["error"] != nil {
+		t.Fatalf("tasks/update through nginx: %v", msg)
+	}
+	for i := 0; ; i++ {
+		r := taskStatus() // one request per replica, round robin
+		if r["status"] == "completed" {
+			if b, _ := json.Marshal(r["result"]); !strings.Contains(string(b), "Ada") {
+				t.Fatalf("the task's result: %v", r)
+			}
+			break
+		}
+		if i > 200 {
+			t.Fatalf("the task never completed: %v", r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
 	// Park nine calls by hand, and find the replica holding each.
 	parkedOn := func() []float64 {
 		var v []float64
