@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/metrics"
@@ -473,4 +476,38 @@ func TestTasksDrain(t *testing.T) {
 		t.Errorf("the task was cancelled %v into a 5 s drain, want 2 s before its end", time.Since(start))
 	}
 	<-drained
+}
+
+// TestTasksOlderVersions: a server with tasks serves a session of an
+// older version as before: a long call, even of a tool that requires a
+// task, is answered with its result, and tasks/get is an unknown method
+// (as the go-sdk answers one in a session), on both paths.
+func TestTasksOlderVersions(t *testing.T) {
+	bothPaths(t, func(t *testing.T, fast bool) {
+		p := loadPlugin(t, "mrtr", testutil.BuildPlugin(t, "./internal/testplugins/mrtr"), config.Limits{MaxInstances: 2})
+		s := newServer(t, &server.Options{DisableFastPath: !fast, Tasks: &tasks.Options{}, TaskAfter: 200 * time.Millisecond}, server.Mount{Plugin: p})
+		url := serveHTTP(t, s, nil)
+		cs := httpClient(t, url)
+		for _, name := range []string{"sleep", "sleep_always", "sleep_required"} {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"ms": 500}})
+			if err != nil || res.IsError || len(res.Content) == 0 {
+				t.Fatalf("%s at 2025-11-25: %v %v", name, res, err)
+			}
+		}
+		c := newRawClient(t, url)
+		if code, body := c.initialize(); code != http.StatusOK {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+		resp, err := c.post(context.Background(), "tasks/get", map[string]any{"taskId": "x"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		// The go-sdk's answer to any method it does not know in a session
+		// (HTTP 400, no JSON-RPC error): not a task's state.
+		if resp.StatusCode != http.StatusBadRequest || strings.Contains(string(body), "taskId") {
+			t.Fatalf("tasks/get at 2025-06-18: %d %s", resp.StatusCode, body)
+		}
+	})
 }
