@@ -38,6 +38,17 @@
 // Manager's queue for the request's goroutine, which alone writes to the
 // request's stream: a client that stops reading holds nothing else.
 //
+// With a tasks.Table (Options.Tasks), the edge offers the tasks extension
+// (tasks.go): server/discover lists it; a tools/call whose own _meta
+// declares it goes through the table, with the policy its tool's _meta
+// gives (TaskMetaKey; by default a task once it runs past
+// Options.TaskAfter), and is answered with a CreateTaskResult once it
+// becomes a task; tasks/get, tasks/update and tasks/cancel are the edge's
+// own over either transport (Mcp-Name is their taskId, and over HTTP a
+// task another replica holds is forwarded there); a listen may follow
+// tasks (notifications.taskIds). Each of these needs the extension
+// declared in its request, else -32021.
+//
 // subscriptions/listen is the edge's own on both paths (listen.go): the
 // edge is a core.Listener, told of list changes and resource updates, and
 // a stream ends with the listen's result when the server stops (Stop). As
@@ -47,7 +58,7 @@
 // what Hangar knows; older versions are sent none (package sessions).
 //
 // It may import the core, the packages the edges share (wire, httpcalls),
-// rawjson, packages mrtr, plugin and auth, and the go-sdk; never package
+// rawjson, packages mrtr, tasks, plugin and auth, and the go-sdk; never package
 // server nor another edge (TestLayout in package server, which holds
 // this package's own test files to it too, but not the external test
 // package stateless_test). The go-sdk
