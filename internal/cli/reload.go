@@ -32,7 +32,7 @@ type running struct {
 
 // mount is the plugin as the server presents it.
 func (r running) mount() server.Mount {
-	return server.Mount{Loading: r.bg.loading, Prefix: r.spec.Prefix}
+	return server.Mount{Loading: r.bg.loading, Prefix: r.spec.Prefix, TaskModes: r.spec.Tasks}
 }
 
 // close closes the plugin; calls in flight finish first.

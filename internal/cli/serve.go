@@ -178,7 +178,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	ms := make([]server.Mount, len(bgs))
 	for i, b := range bgs {
-		ms[i] = server.Mount{Loading: b.loading, Prefix: b.spec.Prefix}
+		ms[i] = server.Mount{Loading: b.loading, Prefix: b.spec.Prefix, TaskModes: b.spec.Tasks}
 	}
 	sopts := &server.Options{Logger: log, Version: version(), DisableFastPath: f.noFast}
 	sv.serverOptions(sopts, f.replica)

@@ -136,6 +136,11 @@ type Plugin struct {
 	// Compile says when serve compiles the plugin: CompileLazy (the
 	// default; "" means it too) or CompileEager.
 	Compile Compile
+	// Tasks overrides when the calls of some of the plugin's tools become
+	// tasks (the tasks extension), by the tool's name in the plugin
+	// (without prefix): "auto", "never", "always" or "required", as the
+	// plugin's own pdk.Tool.Task would say. Nil when empty.
+	Tasks map[string]string
 }
 
 // Compile is when serve compiles a plugin to machine code.

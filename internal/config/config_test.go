@@ -83,6 +83,9 @@ func TestFullExample(t *testing.T) {
 		w.Limits.MaxInstances != 4 {
 		t.Errorf("weather limits = %+v", w.Limits)
 	}
+	if w.Tasks["forecast"] != "always" || w.Tasks["now"] != "never" || len(w.Tasks) != 2 || cfg.Plugins[0].Tasks != nil {
+		t.Errorf("weather tasks = %v, hello's %v", w.Tasks, cfg.Plugins[0].Tasks)
+	}
 	if w.Grants.Env["API_KEY"] != "k-123" || w.Grants.Env["PRICE"] != "$5" {
 		t.Errorf("weather env = %v", w.Grants.Env)
 	}

@@ -270,6 +270,13 @@
 //     in the background; serve is ready once it is compiled. A plugin that
 //     must be compiled to be listed is compiled at start either way, and a
 //     reload compiles the plugins it loads. See docs/startup.md.
+//   - tasks: a mapping of the plugin's tool names (without prefix) to when
+//     their calls become tasks for clients of the tasks extension, which
+//     overrides what the plugin says (pdk.Tool.Task): "auto" (once the
+//     call runs past tasks.after), "never", "always" or "required" (a task
+//     once the call has the input it asks for; clients without the
+//     extension are refused). A name the plugin does not offer is ignored.
+//     Default: none, what the plugin says.
 //   - limits and grants, below.
 //
 // # Sources

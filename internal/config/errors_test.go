@@ -76,6 +76,9 @@ func TestErrors(t *testing.T) {
 		{"tasks enabled not a bool", "tasks: {enabled: yes please}\n", []string{
 			`test.yaml:1:18: tasks.enabled: expected a boolean (true or false), got the string "yes please"`}},
 
+		{"plugin tasks unknown mode", head + "    tasks: {render: sometimes}\n", []string{
+			`test.yaml:4:21: plugins[0].tasks.render: must be "auto" (a task once the call runs past tasks.after), "never", "always" or "required", got "sometimes"`}},
+
 		// Duplicate keys.
 		{"duplicate top-level key", "plugins: []\nhttp: {}\nplugins: []\n", []string{
 			`test.yaml:3:1: duplicate key "plugins" (first on line 1)`}},

@@ -22,7 +22,7 @@ var (
 // Keys of each mapping, in documentation order (used in messages).
 var (
 	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "max_listens", "max_listens_per_client", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout", "tls", "auth"}
-	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants", "compile"}
+	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants", "compile", "tasks"}
 	limitKeys  = []string{"memory", "call_timeout", "host_timeout", "max_instances", "max_output"}
 	grantKeys  = []string{"allowed_hosts", "allowed_paths", "env"}
 	mountKeys  = []string{"host", "guest", "read_only"}
@@ -238,6 +238,21 @@ func (d *decoder) plugin(n *yaml.Node, p string) (Plugin, *yaml.Node) {
 				pl.Compile = c
 			default:
 				d.errorf(v, pp, `must be "lazy" (compile on the first call) or "eager" (compile at start), got %q`, s)
+			}
+		}
+	}
+	if e, ok := f["tasks"]; ok {
+		pp := join(p, "tasks")
+		names, vals, nodes := d.stringMap(e.val, pp)
+		for _, name := range names {
+			switch vals[name] {
+			case "auto", "never", "always", "required":
+				if pl.Tasks == nil {
+					pl.Tasks = map[string]string{}
+				}
+				pl.Tasks[name] = vals[name]
+			default:
+				d.errorf(nodes[name].val, join(pp, name), `must be "auto" (a task once the call runs past tasks.after), "never", "always" or "required", got %q`, vals[name])
 			}
 		}
 	}

@@ -511,3 +511,30 @@ func TestTasksOlderVersions(t *testing.T) {
 		}
 	})
 }
+
+// TestTasksModeOverride: the configuration's override of when a plugin's
+// tools become tasks (Mount.TaskModes, by the tool's name in the plugin)
+// replaces what the plugin says: sleep (auto) made "always" is a task even
+// when quick, sleep_always made "auto" is answered directly when quick,
+// sleep_never made "required" refuses a client without the extension.
+func TestTasksModeOverride(t *testing.T) {
+	p := loadPlugin(t, "mrtr", testutil.BuildPlugin(t, "./internal/testplugins/mrtr"), config.Limits{MaxInstances: 2})
+	s := newServer(t, &server.Options{Tasks: &tasks.Options{}, TaskAfter: 200 * time.Millisecond},
+		server.Mount{Plugin: p, Prefix: "m", TaskModes: map[string]string{"sleep": "always", "sleep_always": "auto", "sleep_never": "required"}})
+	c := newModern(t, serveHTTP(t, s, nil))
+	call := func(id int, name string, meta map[string]any) *reply {
+		return c.post(id, "tools/call", map[string]any{"name": name, "arguments": map[string]any{"ms": 0}, "_meta": meta})
+	}
+	if r := call(1, "m_sleep", taskMeta(nil)); r.result()["resultType"] != "task" {
+		t.Errorf("sleep made always: %s", r)
+	}
+	if r := call(2, "m_sleep_always", taskMeta(nil)); r.result()["resultType"] != "complete" {
+		t.Errorf("sleep_always made auto: %s", r)
+	}
+	if r := call(3, "m_sleep_never", modernMeta(nil)); r.errorCode() != -32021 {
+		t.Errorf("sleep_never made required, without the extension: %s", r)
+	}
+	if r := call(4, "m_sleep_required", modernMeta(nil)); r.errorCode() != -32021 {
+		t.Errorf("sleep_required, not overridden: %s", r)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // lists selects which of a plugin's lists to read.
@@ -66,9 +67,32 @@ func (m *mount) catalogOf(l *plugin.Lists) *catalog {
 			m.refuse(Tools, t.Name, reasonInvalid, "its input schema is invalid: "+err.Error())
 			continue
 		}
+		if mode, ok := m.TaskModes[t.Name]; ok {
+			t = withTaskMode(t, mode)
+		}
 		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema, expected: m.Loading != nil && l.Seq == 0, simple: simplify(t.InputSchema)})
 	}
 	return c
+}
+
+// withTaskMode returns a copy of t whose _meta says mode under
+// wire.MetaTask (the configuration's override of the plugin's choice);
+// "auto" removes the key. t is the plugin's lists', left as it is.
+func withTaskMode(t *mcp.Tool, mode string) *mcp.Tool {
+	c := *t
+	c.Meta = mcp.Meta{}
+	for k, v := range t.Meta {
+		c.Meta[k] = v
+	}
+	if mode == "auto" {
+		delete(c.Meta, wire.MetaTask)
+	} else {
+		c.Meta[wire.MetaTask] = mode
+	}
+	if len(c.Meta) == 0 {
+		c.Meta = nil
+	}
+	return &c
 }
 
 func compileSchema(schema any) (*jsonschema.Resolved, error) {

@@ -32,6 +32,10 @@ type Mount struct {
 	// Prefix, if set, is put before the plugin's names ("prefix_name") and
 	// URIs ("prefix+uri") to keep them apart from other plugins'.
 	Prefix string
+	// TaskModes, if set, override when the calls of the plugin's tools
+	// become tasks, by the tool's name in the plugin: the value replaces
+	// the one of the tool's _meta under wire.MetaTask ("auto" removes it).
+	TaskModes map[string]string
 }
 
 // Options configure a Core. A nil *Options means defaults.

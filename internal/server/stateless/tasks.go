@@ -103,7 +103,7 @@ func taskID(params json.RawMessage) string {
 // TaskMetaKey is the key of a tool's _meta under which its plugin says
 // when its calls become tasks (pdk.Tool.Task): "never", "always",
 // "required"; absent, or any other value, the default (auto).
-const TaskMetaKey = "com.github.hangar-mcp/task"
+const TaskMetaKey = wire.MetaTask
 
 // taskSupport returns what the tool with the exposed name says of its
 // tasks.

@@ -13,7 +13,10 @@ const (
 	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
 	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	// MetaTask is Hangar's key of a tool's _meta that says when its calls
+	// become tasks (pdk.Tool.Task, or the plugin's tasks configuration).
+	MetaTask           = "com.github.hangar-mcp/task"
+	MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 )
 
 // MaxSubscriptions bounds the resources a client may be subscribed to: a
