@@ -218,6 +218,9 @@ export const CATALOG = {
       'test_missing_capability', 'test_streaming_elicitation', 'test_logging_tool',
       'test_header_params', 'test_trigger_tool_change', 'test_trigger_prompt_change',
       'test_dynamic_tool',
+      // The tasks extension's scenarios (examples/conformance/tasks.go).
+      'slow_compute', 'greet', 'failing_job', 'protocol_error_job', 'confirm_delete',
+      'multi_input', 'test_tool_with_task',
     ],
     resources: ['test://static-text', 'test://static-binary', 'test://watched-resource'],
     templates: ['test://template/{id}/data'],
