@@ -425,11 +425,25 @@ func (m *Manager) open(text string) (*state, error) {
 }
 
 func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*Outcome, error) {
+	if run == nil {
+		return nil, errors.New("mrtr: Serve of a request without requestState needs a Run")
+	}
+	c, a, err := m.launch(ctx, req, p, run)
+	if err != nil {
+		return nil, err
+	}
+	return m.serve(ctx, c, a)
+}
+
+// launch makes the call of a request without requestState, attached to
+// that request, and runs it on a goroutine of its own, with a context of
+// its own: what Serve and Begin share.
+func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (*Call, *attachment, error) {
 	m.mu.Lock()
 	closed := m.closed
 	m.mu.Unlock()
 	if closed {
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	c := &Call{
@@ -444,9 +458,6 @@ func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*
 		cancel:    cancel,
 		status:    Working,
 		changed:   make(chan struct{}),
-	}
-	if run == nil {
-		return nil, errors.New("mrtr: Serve of a request without requestState needs a Run")
 	}
 	// The digest is made when the call first asks for input: most calls
 	// never do. The edge may reuse its buffer once Serve returns.
@@ -466,7 +477,7 @@ func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*
 		}()
 		c.finish(res, err)
 	}()
-	return m.serve(ctx, c, a)
+	return c, a, nil
 }
 
 func (m *Manager) resume(ctx context.Context, req Request, p *params) (*Outcome, error) {

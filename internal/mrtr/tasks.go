@@ -1,10 +1,8 @@
 package mrtr
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -127,41 +125,10 @@ func (m *Manager) Begin(ctx context.Context, req Request, run Run, policy TaskPo
 	if run == nil {
 		return nil, nil, errors.New("mrtr: Begin of a request without requestState needs a Run")
 	}
-	m.mu.Lock()
-	closed := m.closed
-	m.mu.Unlock()
-	if closed {
-		return nil, nil, ErrClosed
+	c, a, err := m.launch(ctx, req, p, run)
+	if err != nil {
+		return nil, nil, err
 	}
-	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	c := &Call{
-		m:         m,
-		id:        rand.Text(),
-		principal: req.Principal,
-		method:    req.Method,
-		created:   m.now(),
-		token0:    p.token,
-		ctx:       cctx,
-		cancel:    cancel,
-		status:    Working,
-		changed:   make(chan struct{}),
-	}
-	c.params = bytes.Clone(req.Params)
-	a := newAttachment(ctx, req.Sink, p.token)
-	c.attachLocked(a, req.Capabilities)
-	go func() {
-		var res any
-		var err error
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					err = fmt.Errorf("internal error in the call: %v", r)
-				}
-			}()
-			res, err = run(cctx, c.Host())
-		}()
-		c.finish(res, err)
-	}()
 	return m.await(ctx, c, a, policy.Mode == TaskAlways, policy.After, keep)
 }
 
