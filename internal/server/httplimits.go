@@ -56,6 +56,19 @@ func (s *Server) serveSessions(next http.Handler, cw *clientWriter, r *http.Requ
 			s.requests.Wait(id, core.CancelGrace)
 		}
 		next.ServeHTTP(w, r)
+		// Answer once the session's place is free, so that a client
+		// that ends a session to open another is not refused by a cap
+		// that still counts the old one (the answer is sent when the
+		// handler returns).
+		if freed, ok := s.slots.Load(id); ok {
+			t := time.NewTimer(core.CancelGrace)
+			select {
+			case <-freed.(chan struct{}):
+			case <-t.C:
+			case <-r.Context().Done():
+			}
+			t.Stop()
+		}
 	case r.Method != http.MethodPost:
 		next.ServeHTTP(w, r)
 	case id == "":
@@ -110,14 +123,19 @@ func (s *Server) ownedBy(id string, r *http.Request) bool {
 }
 
 // watchSession calls done when the session with the given ID ends, or at
-// once if there is none.
+// once if there is none. Until then s.slots holds a channel for the
+// session, closed once done has run.
 func (s *Server) watchSession(id string, done func()) {
 	if ss := s.sdk.Session(id); ss != nil {
 		closed := s.metrics.SessionOpened(metrics.TransportStreamableHTTP)
+		freed := make(chan struct{})
+		s.slots.Store(id, freed)
 		go func() {
 			ss.Wait()
 			closed()
 			done()
+			s.slots.Delete(id)
+			close(freed)
 		}()
 		return
 	}

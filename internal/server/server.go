@@ -118,6 +118,7 @@ type Server struct {
 	metrics   *metrics.Metrics // nil: none
 
 	owners  sync.Map // HTTP session ID -> the token subject that opened it (httplimits.go)
+	slots   sync.Map // HTTP session ID -> chan struct{}, closed once its place under max_sessions is free (httplimits.go)
 	streams streams  // the HTTP requests in progress (httplimits.go)
 }
 

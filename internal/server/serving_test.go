@@ -448,6 +448,29 @@ func TestSessionCap(t *testing.T) {
 	}
 }
 
+// TestSessionDeleteFreesPlace: a DELETE is answered once the session's
+// place under max_sessions is free, so the client's next session opens at
+// once (CI's attack 3.1 was refused 503 when the place was given back a
+// moment after the answer).
+func TestSessionDeleteFreesPlace(t *testing.T) {
+	p := floodPlugin(t, "flood", config.Limits{MaxInstances: 1})
+	s := newServer(t, nil, server.Mount{Plugin: p})
+	url := serveHTTP(t, s, &server.HTTPOptions{MaxSessions: 2, SessionTimeout: time.Hour})
+	if code, body := newRawClient(t, url).initialize(); code != http.StatusOK {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	c := newRawClient(t, url)
+	for i := range 200 {
+		c.sid = ""
+		if code, body := c.initialize(); code != http.StatusOK {
+			t.Fatalf("session %d, opened after %d were deleted: %d %s", i+1, i, code, body)
+		}
+		if code := c.delete(); code != http.StatusNoContent {
+			t.Fatalf("DELETE %d: HTTP %d", i+1, code)
+		}
+	}
+}
+
 // TestReloadLosesNoCall: 5,000 calls from 16 clients while the plugin set
 // is reloaded 30 times, some reloads refused (a conflict, or a module that
 // does not load). Every call succeeds.
