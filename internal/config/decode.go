@@ -112,6 +112,11 @@ type decoder struct {
 	baseDir string
 	getenv  func(string) (string, bool)
 	errs    []*Error
+
+	// Where mrtr.forward_timeout and each plugin's limits.call_timeout
+	// were given (nil, absent: the default), for checkForwardTimeout.
+	forwardTimeoutAt *yaml.Node
+	callTimeoutAt    map[string]*yaml.Node // by the value's path
 }
 
 // errorf records a problem at n (nil: position unknown). path is the YAML
@@ -179,7 +184,40 @@ func (d *decoder) decode(data []byte) *Config {
 	if e, ok := f["plugins"]; ok {
 		cfg.Plugins = d.plugins(e.val, "plugins")
 	}
+	d.checkForwardTimeout(cfg)
 	return cfg
+}
+
+// checkForwardTimeout refuses a forward_timeout shorter than a plugin's
+// call_timeout when retries are forwarded: the replica holding a call
+// answers a forwarded retry once the call ends or asks again, which may
+// take the plugin's whole call_timeout, and a forward cut before that
+// tells its client the replica is gone while the call runs on there.
+func (d *decoder) checkForwardTimeout(cfg *Config) {
+	m := cfg.MRTR
+	if m.PeerURL == "" && len(m.Peers) == 0 {
+		return
+	}
+	longest := -1
+	for i, pl := range cfg.Plugins {
+		if pl.Limits.CallTimeout <= m.ForwardTimeout {
+			continue
+		}
+		if d.forwardTimeoutAt == nil {
+			path := fmt.Sprintf("plugins[%d].limits.call_timeout", i)
+			d.errorf(d.callTimeoutAt[path], path, "%s is longer than mrtr.forward_timeout (%s, its default): a retry forwarded to the replica holding one of this plugin's calls would be cut before the call could end; set mrtr.forward_timeout above %s, or shorten call_timeout",
+				pl.Limits.CallTimeout, m.ForwardTimeout, pl.Limits.CallTimeout)
+			continue
+		}
+		if longest < 0 || pl.Limits.CallTimeout > cfg.Plugins[longest].Limits.CallTimeout {
+			longest = i
+		}
+	}
+	if longest >= 0 {
+		pl := cfg.Plugins[longest]
+		d.errorf(resolve(d.forwardTimeoutAt), "mrtr.forward_timeout", "%s is shorter than plugin %q's call_timeout (%s): a retry forwarded to the replica holding one of its calls would be cut before the call could end; set it above %s",
+			m.ForwardTimeout, pl.Name, pl.Limits.CallTimeout, pl.Limits.CallTimeout)
+	}
 }
 
 // document parses data as one YAML document and returns its root node, or

@@ -233,7 +233,10 @@
 //   - forward_timeout: how long a retry forwarded to the replica holding
 //     its call may take, its answer included; at most 24h. A forward that
 //     takes longer (a replica that hangs) is cut and its client told the
-//     replica is gone. Keep it above the plugins' longest call_timeout.
+//     replica is gone. Where retries are forwarded (peer_url or peers),
+//     it must be at least every plugin's call_timeout, or the file is
+//     refused: a forward cut before the call it waits for could end
+//     would tell its client the replica is gone while the call runs on.
 //     One retry of a state is forwarded at a time, and a state a forwarded
 //     retry used is refused before it is forwarded again. Default 2m.
 //

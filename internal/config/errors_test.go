@@ -49,6 +49,11 @@ func TestErrors(t *testing.T) {
 			`test.yaml:1:1: unknown key "name" (plugin settings belong in an item of the plugins list)`}},
 		{"http key at top level", "addr: :80\n", []string{
 			`test.yaml:1:1: unknown key "addr" (it belongs under http)`}},
+		// Forwarding: a forward must outlast the calls it may wait for.
+		{"forward_timeout below a call_timeout", head + "    limits: {call_timeout: 5m}\nmrtr:\n  forward_timeout: 1m\n  peer_url: http://{replica}:8080/mcp\n", []string{
+			`test.yaml:6:20: mrtr.forward_timeout: 1m0s is shorter than plugin "a"'s call_timeout (5m0s): a retry forwarded to the replica holding one of its calls would be cut before the call could end; set it above 5m0s`}},
+		{"call_timeout above the default forward_timeout", head + "    limits: {call_timeout: 3m}\nmrtr:\n  peers: {r2: \"http://r2:8080/mcp\"}\n", []string{
+			`test.yaml:4:28: plugins[0].limits.call_timeout: 3m0s is longer than mrtr.forward_timeout (2m0s, its default): a retry forwarded to the replica holding one of this plugin's calls would be cut before the call could end; set mrtr.forward_timeout above 3m0s, or shorten call_timeout`}},
 		{"unknown limits key", head + "    limits:\n      memroy: 1MiB\n", []string{
 			`test.yaml:5:7: plugins[0].limits: unknown key "memroy"; did you mean "memory"?`}},
 		{"camelCase key", head + "    limits: {callTimeout: 5s}\n", []string{

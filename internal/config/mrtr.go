@@ -145,7 +145,7 @@ func (d *decoder) mrtr(n *yaml.Node, p string) MRTR {
 			if v > maxParkTimeout {
 				d.errorf(resolve(e.val), join(p, "forward_timeout"), "must be at most %s, got %s", maxParkTimeout, v)
 			} else {
-				m.ForwardTimeout = v
+				m.ForwardTimeout, d.forwardTimeoutAt = v, e.val
 			}
 		}
 	}

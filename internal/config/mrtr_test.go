@@ -71,3 +71,18 @@ func TestMRTRErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardTimeoutAllowed: a call_timeout longer than forward_timeout is
+// refused only where retries are forwarded (TestErrors has the refusals).
+func TestForwardTimeoutAllowed(t *testing.T) {
+	const plugin = "plugins:\n  - {name: a, path: plugins/hello.wasm, limits: {call_timeout: 10m}}\n"
+	for _, src := range []string{
+		plugin, // no forwarding
+		plugin + "mrtr:\n  forward_timeout: 1m\n",                                         // no forwarding: the timeout is unused
+		plugin + "mrtr:\n  forward_timeout: 10m\n  peer_url: http://{replica}:8080/mcp\n", // equal
+	} {
+		if _, err := Parse([]byte(src), "test.yaml", "testdata", func(string) (string, bool) { return "", false }); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}

@@ -270,6 +270,10 @@ func (d *decoder) limits(n *yaml.Node, p string) Limits {
 	if e, ok := f["call_timeout"]; ok {
 		if v, ok := d.duration(e.val, join(p, "call_timeout")); ok {
 			l.CallTimeout = v
+			if d.callTimeoutAt == nil {
+				d.callTimeoutAt = map[string]*yaml.Node{}
+			}
+			d.callTimeoutAt[join(p, "call_timeout")] = resolve(e.val)
 		}
 	}
 	if e, ok := f["host_timeout"]; ok {

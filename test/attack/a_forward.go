@@ -26,7 +26,7 @@ func init() {
 func forwardCoalesce(a *A) {
 	key := filepath.Join(a.TempDir(), "state.key")
 	a.writeFile(key, hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
-	cfg := func(replica, peers string) string {
+	cfg := func(replica, peers, limits string) string {
 		return a.config(fmt.Sprintf(`http:
   addr: 127.0.0.1:0
 metrics:
@@ -35,10 +35,10 @@ mrtr:
   replica: %s
   state_key_file: %s
 %splugins:
-  - {name: mrtr, path: %s, limits: {max_instances: 4}}
-`, replica, key, peers, a.env.mrtr))
+  - {name: mrtr, path: %s, limits: {max_instances: 4%s}}
+`, replica, key, peers, a.env.mrtr, limits))
 	}
-	r2 := a.serve(nil, "--config", cfg("r2", ""))
+	r2 := a.serve(nil, "--config", cfg("r2", "", ""))
 	parked := a.raw26(r2.url, "").park("held by r2")
 
 	// r2's address now hangs: a listener that accepts and never answers.
@@ -58,7 +58,7 @@ mrtr:
 			time.AfterFunc(8*time.Second, func() { c.Close() })
 		}
 	}()
-	r1 := a.serve(nil, "--config", cfg("r1", fmt.Sprintf("  peers: {r2: \"http://%s/mcp\"}\n", hung.Addr())))
+	r1 := a.serve(nil, "--config", cfg("r1", fmt.Sprintf("  peers: {r2: \"http://%s/mcp\"}\n", hung.Addr()), ""))
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -95,7 +95,7 @@ mrtr:
 	a.Figure("refused as in flight", "%.0f (hangar_mrtr_refusals_total{reason=\"state_in_flight\"})", inFlight)
 	// The forward timeout is a setting: 2 s here (10 minutes, fixed,
 	// before the fix).
-	r3 := a.serve(nil, "--config", cfg("r3", fmt.Sprintf("  forward_timeout: 2s\n  peers: {r2: \"http://%s/mcp\"}\n", hung.Addr())))
+	r3 := a.serve(nil, "--config", cfg("r3", fmt.Sprintf("  forward_timeout: 2s\n  peers: {r2: \"http://%s/mcp\"}\n", hung.Addr()), ", call_timeout: 2s"))
 	t := time.Now()
 	late := a.raw26(r3.url, "").do(parked.answer("Ada"))
 	cut := since(t)
