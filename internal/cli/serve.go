@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"sync"
@@ -367,6 +368,10 @@ func (w *webServer) serve(ctx context.Context, srv *server.Server, hc config.HTT
 		// half of them, so that other clients always find one.
 		MaxListens:          cmp.Or(hc.MaxListens, max(1, conns/2)),
 		MaxListensPerClient: hc.MaxListensPerClient,
+	}
+	for _, p := range hc.TrustedProxies {
+		// Normalized by the configuration's decoder.
+		hopts.TrustedProxies = append(hopts.TrustedProxies, netip.MustParsePrefix(p))
 	}
 	sv.httpOptions(hopts) // auth, readiness, metrics: service.go
 	hs := w.hs

@@ -75,11 +75,16 @@ type HTTP struct {
 	// MaxListensPerClient those of one client (a token's subject, or
 	// without auth an address), 1..1000000.
 	MaxListens, MaxListensPerClient int
-	ReadHeaderTimeout               time.Duration // to read a request's header
-	ReadTimeout                     time.Duration // to read a request's body
-	WriteTimeout                    time.Duration // a write to a client that takes none of it for this long fails
-	IdleTimeout                     time.Duration // a keep-alive connection with no request for this long is closed
-	DrainTimeout                    time.Duration // on stop, how long calls in progress may go on
+	// TrustedProxies are the addresses of the proxies in front of the
+	// server (the load balancer), normalized "addr/bits": a request from
+	// one of them is told from others by the X-Forwarded-For entry the
+	// nearest untrusted hop added, for the caps on anonymous clients.
+	TrustedProxies    []string
+	ReadHeaderTimeout time.Duration // to read a request's header
+	ReadTimeout       time.Duration // to read a request's body
+	WriteTimeout      time.Duration // a write to a client that takes none of it for this long fails
+	IdleTimeout       time.Duration // a keep-alive connection with no request for this long is closed
+	DrainTimeout      time.Duration // on stop, how long calls in progress may go on
 
 	TLS  *TLS  // nil: plain HTTP
 	Auth *Auth // nil: no authentication, and then Addr must be a loopback address

@@ -108,6 +108,14 @@
 //     from (every client behind one address, a proxy's, is one client).
 //     One more is refused (HTTP 429, JSON-RPC error -32011) and its
 //     connection closed. Default 16.
+//   - trusted_proxies: the proxies in front of the server (a load
+//     balancer, an ingress), as IP addresses or CIDR ranges. A request
+//     whose connection comes from one of them is told from others, where
+//     a client is an address (the caps on listens, parked calls and tasks
+//     of clients without a token), by the X-Forwarded-For header: the
+//     entry the nearest hop not in the list added, read from the right.
+//     A request from any other address is its connection's: a client
+//     cannot choose its entry by sending the header. Default: none.
 //   - read_header_timeout: to read a request's header. Default 10s.
 //   - read_timeout: to read a request's body. Default 30s. Responses and
 //     event streams are not bounded by it.

@@ -49,6 +49,11 @@ func TestErrors(t *testing.T) {
 			`test.yaml:1:1: unknown key "name" (plugin settings belong in an item of the plugins list)`}},
 		{"http key at top level", "addr: :80\n", []string{
 			`test.yaml:1:1: unknown key "addr" (it belongs under http)`}},
+		{"trusted proxies", "http:\n  trusted_proxies: [lb.local, 10.0.0.1/8, 10.0.0.1, \"::ffff:10.0.0.1\", fe80::1%eth0]\n", []string{
+			`test.yaml:2:21: http.trusted_proxies[0]: invalid proxy address "lb.local": write an IP address (10.0.0.5) or a CIDR range (10.0.0.0/8), not a host name`,
+			`test.yaml:2:31: http.trusted_proxies[1]: invalid proxy address "10.0.0.1/8": the range has bits set past its length; write 10.0.0.0/8`,
+			`test.yaml:2:53: http.trusted_proxies[3]: proxy address "::ffff:10.0.0.1" is already listed on line 2`,
+			`test.yaml:2:72: http.trusted_proxies[4]: invalid proxy address "fe80::1%eth0": remove the zone (%eth0): a request's address carries none`}},
 		// Forwarding: a forward must outlast the calls it may wait for.
 		{"forward_timeout below a call_timeout", head + "    limits: {call_timeout: 5m}\nmrtr:\n  forward_timeout: 1m\n  peer_url: http://{replica}:8080/mcp\n", []string{
 			`test.yaml:6:20: mrtr.forward_timeout: 1m0s is shorter than plugin "a"'s call_timeout (5m0s): a retry forwarded to the replica holding one of its calls would be cut before the call could end; set it above 5m0s`}},
@@ -198,7 +203,7 @@ func TestErrors(t *testing.T) {
 			`test.yaml:3:20: http.max_connections: must be between 0 and 1000000, got -1`,
 			`test.yaml:4:18: http.write_timeout: must be greater than 0, got 0s`,
 			`test.yaml:5:18: http.drain_timeout: expected a duration with a unit, such as "30s" or "10m", got the integer 10`,
-			`test.yaml:6:3: http: unknown key "session_timeout"; known keys are addr, allowed_origins, allowed_hosts, legacy_sse, session_idle_timeout, max_sessions, max_connections, max_listens, max_listens_per_client, read_header_timeout, read_timeout, write_timeout, idle_timeout, drain_timeout, tls, auth`}},
+			`test.yaml:6:3: http: unknown key "session_timeout"; known keys are addr, allowed_origins, allowed_hosts, legacy_sse, session_idle_timeout, max_sessions, max_connections, max_listens, max_listens_per_client, trusted_proxies, read_header_timeout, read_timeout, write_timeout, idle_timeout, drain_timeout, tls, auth`}},
 		{"listen bounds", "http:\n  max_listens: -1\n  max_listens_per_client: 0\n", []string{
 			`test.yaml:2:16: http.max_listens: must be between 0 and 1000000, got -1`,
 			`test.yaml:3:27: http.max_listens_per_client: must be between 1 and 1000000, got 0`}},

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +85,15 @@ func TestForwardTimeoutAllowed(t *testing.T) {
 		if _, err := Parse([]byte(src), "test.yaml", "testdata", func(string) (string, bool) { return "", false }); err != nil {
 			t.Errorf("%q: %v", src, err)
 		}
+	}
+}
+
+// TestTrustedProxies: addresses become ranges of one address; IPv4 in
+// IPv6 is IPv4.
+func TestTrustedProxies(t *testing.T) {
+	cfg := mustParse(t, "http:\n  trusted_proxies: [10.0.0.1, 10.0.0.0/8, \"2001:db8::/32\", \"::ffff:192.0.2.1\"]\n")
+	want := []string{"10.0.0.1/32", "10.0.0.0/8", "2001:db8::/32", "192.0.2.1/32"}
+	if !slices.Equal(cfg.HTTP.TrustedProxies, want) {
+		t.Errorf("trusted_proxies = %q, want %q", cfg.HTTP.TrustedProxies, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -21,7 +22,7 @@ var (
 
 // Keys of each mapping, in documentation order (used in messages).
 var (
-	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "max_listens", "max_listens_per_client", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout", "tls", "auth"}
+	httpKeys   = []string{"addr", "allowed_origins", "allowed_hosts", "legacy_sse", "session_idle_timeout", "max_sessions", "max_connections", "max_listens", "max_listens_per_client", "trusted_proxies", "read_header_timeout", "read_timeout", "write_timeout", "idle_timeout", "drain_timeout", "tls", "auth"}
 	pluginKeys = []string{"name", "source", "path", "sha256", "verify", "prefix", "config", "limits", "grants", "compile", "tasks"}
 	limitKeys  = []string{"memory", "call_timeout", "host_timeout", "max_instances", "max_output"}
 	grantKeys  = []string{"allowed_hosts", "allowed_paths", "env"}
@@ -94,6 +95,10 @@ func (d *decoder) http(n *yaml.Node, p string) HTTP {
 			h.MaxListensPerClient = v
 		}
 	}
+	if e, ok := f["trusted_proxies"]; ok {
+		pp := join(p, "trusted_proxies")
+		h.TrustedProxies = d.normalizeList(d.strList(e.val, pp, "a list of addresses"), pp, "proxy address", checkProxy)
+	}
 	h.Addr = d.addr(f, p)
 	if e, ok := f["allowed_origins"]; ok {
 		pp := join(p, "allowed_origins")
@@ -125,6 +130,30 @@ func (d *decoder) count(n *yaml.Node, p string, min int64) (int, bool) {
 
 // normalizeList checks and normalizes each item, reporting problems and
 // items that normalize to one listed before.
+// checkProxy normalizes a trusted proxy's address, an IP address or a
+// CIDR range, to a range ("10.0.0.5" becomes "10.0.0.5/32").
+func checkProxy(s string) (string, string) {
+	if strings.Contains(s, "/") {
+		pfx, err := netip.ParsePrefix(s)
+		if err != nil {
+			return "", "write an IP address (10.0.0.5) or a CIDR range (10.0.0.0/8)"
+		}
+		if pfx.Masked() != pfx {
+			return "", fmt.Sprintf("the range has bits set past its length; write %s", pfx.Masked())
+		}
+		return pfx.String(), ""
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return "", "write an IP address (10.0.0.5) or a CIDR range (10.0.0.0/8), not a host name"
+	}
+	if a.Zone() != "" {
+		return "", "remove the zone (%" + a.Zone() + "): a request's address carries none"
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()).String(), ""
+}
+
 func (d *decoder) normalizeList(items []listItem, p, what string, check func(string) (string, string)) []string {
 	var out []string
 	first := map[string]int{}

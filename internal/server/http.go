@@ -3,6 +3,7 @@ package server
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -50,6 +51,12 @@ type HTTPOptions struct {
 	// refused (HTTP 503 or 429, JSON-RPC error -32011) and its connection
 	// closed.
 	MaxListens, MaxListensPerClient int
+	// TrustedProxies are the proxies in front of the server: a request
+	// whose connection comes from one of them is told from others, where a
+	// client is an address (clients without a token, for the caps on
+	// listens, parked calls and tasks), by its X-Forwarded-For header
+	// (clientAddress). Nil: every request is its connection's address.
+	TrustedProxies []netip.Prefix
 	// LegacySSE also serves the HTTP+SSE transport of protocol version
 	// 2024-11-05 at [SSEPath], for clients that predate Streamable HTTP. An
 	// HTTP+SSE session lasts as long as its event stream. It is ignored when
@@ -158,7 +165,7 @@ func (s *Server) serveMCP(sessionHTTP http.Handler, o HTTPOptions) http.Handler 
 		if s.stateless.Takes(r) {
 			// Without a token, the connection's address tells a client
 			// from others for the fairness of the cap on parked calls.
-			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			if host := clientAddress(r, o.TrustedProxies); host != "" {
 				r = r.WithContext(mrtr.WithClient(r.Context(), host))
 			}
 			hr, done := s.requests.Track(r, "")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,16 @@ import (
 // called.
 func (c *modern) listenFrom(from string, id int) (status int, body string, s *stream) {
 	c.t.Helper()
+	return c.listenVia(from, "", id)
+}
+
+// listenVia is listenFrom with an X-Forwarded-For header, unless xff is "".
+func (c *modern) listenVia(from, xff string, id int) (status int, body string, s *stream) {
+	c.t.Helper()
 	req := c.request(id, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.t.Cleanup(cancel)
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
@@ -141,5 +151,31 @@ func TestAnonymousParkedFair(t *testing.T) {
 				t.Errorf("another address's call once the first had waited the grace: %s", r)
 			}
 		})
+	}
+}
+
+// TestListenCapsBehindProxy: behind a trusted proxy (http.trusted_proxies),
+// a client without a token is the address X-Forwarded-For names, so the
+// clients of one load balancer do not share one client's cap; a request
+// from any other address is its connection's, whatever it sends.
+func TestListenCapsBehindProxy(t *testing.T) {
+	s := newServer(t, nil, server.Mount{Plugin: v1full(t, config.Limits{})})
+	c := newModern(t, serveHTTP(t, s, &server.HTTPOptions{MaxListensPerClient: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}))
+	for i, tc := range []struct {
+		from, xff string
+		want      int
+	}{
+		{"127.0.0.1", "10.0.0.1", http.StatusOK},
+		{"127.0.0.1", "10.0.0.2", http.StatusOK},                        // another client behind the proxy
+		{"127.0.0.1", "10.0.0.1", http.StatusTooManyRequests},           // the first one again
+		{"127.0.0.1", "10.0.0.9, 10.0.0.1", http.StatusTooManyRequests}, // the client's own entry is not believed
+		{"127.0.0.1", "10.0.0.3, 127.0.0.1", http.StatusOK},             // a chain of trusted proxies
+		{"127.0.0.2", "10.0.0.4", http.StatusOK},                        // not a proxy: its own address
+		{"127.0.0.2", "10.0.0.5", http.StatusTooManyRequests},           // whatever it claims
+	} {
+		st, body, _ := c.listenVia(tc.from, tc.xff, i+1)
+		if st != tc.want {
+			t.Errorf("listen %d from %s with X-Forwarded-For %q: HTTP %d %s, want %d", i+1, tc.from, tc.xff, st, body, tc.want)
+		}
 	}
 }

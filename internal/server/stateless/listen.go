@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/auth"
+	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
@@ -467,15 +468,19 @@ func (e *Edge) ListenStats() ListenStats {
 
 // listenClient names the client of a request for the caps on listens: its
 // token's subject, or without authentication the address it came from (the
-// connection's: a client cannot choose it, as it could any header), and
+// connection's, or behind a trusted proxy the one its X-Forwarded-For
+// names: a client cannot choose it, as it could any other header), and
 // how to tell the client which it is.
 func listenClient(r *http.Request) (key, who string) {
 	if ti := sdkauth.TokenInfoFromContext(r.Context()); ti != nil && ti.UserID != "" {
 		return "user " + ti.UserID, "your token's subject"
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
+	host := mrtr.ClientOf(r.Context()) // the HTTP layer's: behind a trusted proxy, X-Forwarded-For's
+	if host == "" {
+		var err error
+		if host, _, err = net.SplitHostPort(r.RemoteAddr); err != nil {
+			host = r.RemoteAddr
+		}
 	}
 	return "address " + host, "requests without a token from " + host
 }
