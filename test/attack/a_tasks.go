@@ -39,7 +39,7 @@ func init() {
 		},
 		&attack{
 			id: "25.3", name: "tasks-result-size",
-			attempt: "tasks.max_result_bytes 64 KiB, max_kept_bytes 512 KiB (64 KiB per client): one anonymous client's tasks return 1 MiB each, 6 at once, 4 times; then two of 40 KiB each (past its kept bound together); another client's one of 40 KiB",
+			attempt: "tasks.max_result_bytes 64 KiB, max_kept_bytes 512 KiB, max_kept_bytes_per_client 64 KiB: one anonymous client's tasks return 1 MiB each, 6 at once, 4 times; then two of 40 KiB each (past its kept bound together); another client's one of 40 KiB",
 			run:     tasksResultSize,
 		},
 		&attack{
@@ -489,6 +489,7 @@ func tasksUpdateFlood(a *A) {
 	a.Check(wrong.Load() == 0, "%d updates answered otherwise than expected: %v", wrong.Load(), wrongs)
 	a.Check(n >= 500, "only %d updates in %v", n, took)
 	a.Check(rss1-rss0 < 64, "RSS grew %.0f MiB", rss1-rss0)
+	a.Check(cpu1-cpu0 < time.Duration(n)*5*time.Millisecond, "the server's CPU: %v for %d updates", cpu1-cpu0, n)
 	// Latency under a flood on two shared cores: bounded, not equal.
 	limit := 20*percentile(base, 90) + 2*time.Second
 	a.Check(len(flood) > 0 && percentile(flood, 90) < limit, "another client's echo during the flood: p90 %v (%d calls); want under %v", percentile(flood, 90), len(flood), limit)
@@ -498,7 +499,7 @@ func tasksUpdateFlood(a *A) {
 
 // tasksResultSize: 25.3.
 func tasksResultSize(a *A) {
-	p := a.serve26("", "tasks:\n  max_result_bytes: 64KiB\n  max_kept_bytes: 512KiB\n  max_tasks_per_client: 64\n", "")
+	p := a.serve26("", "tasks:\n  max_result_bytes: 64KiB\n  max_kept_bytes: 512KiB\n  max_kept_bytes_per_client: 64KiB\n  max_tasks_per_client: 64\n", "")
 	c := a.raw26(p.url, "")
 	other := a.raw26(p.url, "")
 	other.hc = a.from("127.0.0.2")
@@ -532,13 +533,13 @@ func tasksResultSize(a *A) {
 	a.Check(tooLarge == 24, "hangar_tasks_refusals_total{reason=\"result_too_large\"} %.0f, want 24", tooLarge)
 
 	// Two of 40 KiB: the first is kept, the second takes the client past
-	// its kept bound (an eighth of 512 KiB). Another client's is kept.
+	// its kept bound (max_kept_bytes_per_client). Another client's is kept.
 	first := c.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 40})
 	kept, _ := sleptOf(c.await(first, "completed", 15*time.Second))
 	second := c.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 40})
 	v := c.await(second, "failed", 15*time.Second)
 	code, msg2, reason, setting := taskError(v)
-	a.Check(code == -32603 && reason == "kept_full_client" && strings.Contains(msg2, setting),
+	a.Check(code == -32603 && reason == "kept_full_client" && setting == "tasks.max_kept_bytes_per_client" && strings.Contains(msg2, setting),
 		"the client's second result of 40 KiB: %s; want failed, error -32603 naming its bound", firstN(fmt.Sprint(v["error"]), 300))
 	theirs := other.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 40})
 	o, _ := sleptOf(other.await(theirs, "completed", 15*time.Second))
