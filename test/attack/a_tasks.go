@@ -10,10 +10,14 @@ package main
 // on tasks with cancels of finished ones (25.4).
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -29,7 +33,7 @@ func init() {
 	register(
 		&attack{
 			id: "25.1", name: "tasks-ids",
-			attempt: "Bearer tokens: bob (and carol) send tasks/get, tasks/update (with alice's input key and an answer) and tasks/cancel for alice's input_required task; alice sends them with guessed ids: random, truncated, a character changed (random part, MAC, last), another replica's, upper-cased, doubled, 64 KiB, non-ASCII, empty",
+			attempt: "Bearer tokens: bob (and carol) send tasks/get, tasks/update (with alice's input key and an answer) and tasks/cancel for alice's input_required task, and follow it with subscriptions/listen; alice sends them with guessed ids: random, truncated, a character changed (random part, MAC, last), another replica's, upper-cased, doubled, 64 KiB, non-ASCII, empty",
 			run:     tasksIDs,
 		},
 		&attack{
@@ -190,6 +194,83 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	return s[min(len(s)-1, len(s)*p/100)]
 }
 
+// listenTasks opens a subscriptions/listen stream that follows ids, as
+// c, and reads it for wait after its acknowledgement: the task ids the
+// server acknowledged and the notifications/tasks it sent meanwhile.
+func (c *c26) listenTasks(ids []string, wait time.Duration) (acked []string, notes []map[string]any) {
+	ctx, cancel := context.WithTimeout(c.a.ctx, 15*time.Second)
+	defer cancel()
+	params := map[string]any{"_meta": tasksMeta(), "notifications": map[string]any{"taskIds": ids}}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.seq.Add(1), "method": "subscriptions/listen", "params": params})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(b))
+	if err != nil {
+		c.a.Fatalf("%v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", v2026)
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.a.Fatalf("subscriptions/listen: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		rb, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		c.a.Fatalf("subscriptions/listen: HTTP %d %s", resp.StatusCode, rb)
+	}
+	msgs := make(chan map[string]any)
+	go func() {
+		defer close(msgs)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data:")
+			var m map[string]any
+			if !ok || json.Unmarshal([]byte(strings.TrimSpace(data)), &m) != nil {
+				continue
+			}
+			select {
+			case msgs <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var end <-chan time.Time
+	for {
+		select {
+		case m, ok := <-msgs:
+			if !ok && acked != nil {
+				return acked, notes // ended by its result: nothing to follow
+			}
+			if !ok {
+				c.a.Fatalf("subscriptions/listen: the stream ended unacknowledged")
+			}
+			params, _ := m["params"].(map[string]any)
+			switch m["method"] {
+			case "notifications/subscriptions/acknowledged":
+				n, _ := params["notifications"].(map[string]any)
+				ids, _ := n["taskIds"].([]any)
+				acked = []string{}
+				for _, id := range ids {
+					acked = append(acked, fmt.Sprint(id))
+				}
+				end = time.After(wait)
+			case "notifications/tasks":
+				notes = append(notes, params)
+			}
+		case <-end:
+			return acked, notes
+		case <-ctx.Done():
+			c.a.Fatalf("subscriptions/listen: no acknowledgement within 15 s")
+		}
+	}
+}
+
 // tasksIDs: 25.1.
 func tasksIDs(a *A) {
 	dir := a.TempDir()
@@ -289,6 +370,13 @@ func tasksIDs(a *A) {
 			a.Check(errorOf(ans) == want, "alice's %s of an id %s: %s; want exactly the answer to an unknown id, %s", op.method, g.what, firstN(errorOf(ans), 300), want)
 		}
 	}
+	// Listening: bob follows alice's, the forgotten and the made-up id;
+	// alice follows hers.
+	bobAcked, bobNotes := cb.listenTasks([]string{id, gone, forged}, 300*time.Millisecond)
+	a.Check(len(bobAcked) == 0 && len(bobNotes) == 0, "bob's subscriptions/listen of alice's task: acknowledged %v, %d notifications/tasks; want none", bobAcked, len(bobNotes))
+	aliceAcked, aliceNotes := ca.listenTasks([]string{id, forged}, 300*time.Millisecond)
+	a.Check(slices.Equal(aliceAcked, []string{id}) && len(aliceNotes) == 1 && aliceNotes[0]["status"] == "input_required",
+		"alice's subscriptions/listen of her task and a made-up id: acknowledged %v, notifications/tasks %v; want hers alone, input_required", aliceAcked, aliceNotes)
 	empty := ca.task("tasks/get", "", nil)
 	a.Check(empty.code() == -32602 && empty.status == http.StatusBadRequest, "tasks/get of an empty id: %v; want HTTP 400 and -32602", empty)
 	unknown := a.metric(p, "hangar_tasks_unknown_total") - unknownBefore
@@ -306,6 +394,7 @@ func tasksIDs(a *A) {
 	a.Figure("bob's and carol's tasks/get, tasks/update, tasks/cancel of alice's task, of a forgotten and a made-up id", "%d requests, each answered exactly as an unknown id", others)
 	a.Figure("alice's requests with guessed ids", "%d (%d kinds × 3 methods): refused as unknown, median %v, slowest %v (her own tasks/get: median %v)",
 		guessed, len(guesses), round(percentile(lat, 50)), round(percentile(lat, 100)), round(percentile(own, 50)))
+	a.Figure("subscriptions/listen following alice's task", "bob's acknowledged %v and got %d notifications/tasks; alice's acknowledged her id alone and got its state", bobAcked, len(bobNotes))
 	a.Figure("hangar_tasks_unknown_total", "+%.0f", unknown)
 	a.Check(unknown >= float64(others+guessed-3*len(ops)), "hangar_tasks_unknown_total rose by %.0f for %d requests of unknown ids", unknown, others+guessed)
 	a.Check(percentile(lat, 100) < 5*time.Second, "a guessed id took %v to refuse", percentile(lat, 100))
