@@ -43,7 +43,7 @@ func init() {
 		},
 		&attack{
 			id: "25.3", name: "tasks-result-size",
-			attempt: "tasks.max_result_bytes 64 KiB, max_kept_bytes 512 KiB, max_kept_bytes_per_client 64 KiB: one anonymous client's tasks return 1 MiB each, 6 at once, 4 times; then two of 40 KiB each (past its kept bound together); another client's one of 40 KiB",
+			attempt: "tasks.max_result_bytes 64 KiB, max_kept_bytes 512 KiB, max_kept_bytes_per_client 64 KiB: one anonymous client's tasks return 1 MiB each, 6 at once, 4 times; then two of 40 KiB each (past its kept bound together); another client's one of 40 KiB; then 7 more addresses keep 60 KiB each, and a 10th client's task returns 40 KiB",
 			run:     tasksResultSize,
 		},
 		&attack{
@@ -640,12 +640,35 @@ func tasksResultSize(a *A) {
 	a.Check(keptBytes > 80<<10 && keptBytes < 96<<10, "hangar_tasks_kept_bytes %.0f; want the two 40 KiB results", keptBytes)
 	a.Check(keptFull == 1, "hangar_tasks_refusals_total{reason=\"kept_full\"} %.0f, want 1", keptFull)
 
+	// Clients of 7 more addresses keep 60 KiB each, under their own
+	// bound: the server's kept results reach max_kept_bytes, and the
+	// next client's result fails its task (documented: results past
+	// max_kept_bytes together fail theirs), after its work.
+	var fill sync.WaitGroup
+	for i := range 7 {
+		fill.Go(func() {
+			f := a.raw26(p.url, "")
+			f.hc = a.from(fmt.Sprintf("127.0.0.%d", 3+i))
+			f.await(f.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 60}), "completed", 30*time.Second)
+		})
+	}
+	fill.Wait()
+	victim := a.raw26(p.url, "")
+	victim.hc = a.from("127.0.0.10")
+	v = victim.await(victim.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 40}), "failed", 15*time.Second)
+	code, msg3, reason3, setting3 := taskError(v)
+	a.Check(code == -32603 && reason3 == "kept_full" && setting3 == "tasks.max_kept_bytes" && strings.Contains(msg3, setting3),
+		"a client's result with the server's kept results full: %s; want failed, error -32603 naming tasks.max_kept_bytes", firstN(fmt.Sprint(v["error"]), 300))
+	full := a.metric(p, "hangar_tasks_kept_bytes")
+	a.Check(full <= 512<<10, "hangar_tasks_kept_bytes %.0f past max_kept_bytes", full)
+
 	a.Figure("4 rounds of 6 tasks of a 1 MiB result at once", "failed: %q", firstN(msg, 200))
 	a.Figure("the client's second result of 40 KiB", "failed (%s, %s): %q", reason, setting, firstN(msg2, 200))
 	a.Figure("results kept", "%.0f bytes (hangar_tasks_kept_bytes): the client's first and another client's", keptBytes)
+	a.Figure("7 more client addresses keeping 60 KiB each", "kept %.0f bytes of 512 KiB; a 10th client's 40 KiB result then failed its task (%s): %q", full, reason3, firstN(msg3, 160))
 	a.Figure("the server's RSS", "%.0f MiB before, %.0f after the first round (6 instances started), %.0f after 3 more", rss0, rss1, rss2)
 	a.Check(rss2-rss1 < 48, "RSS grew %.0f MiB over 3 rounds of 1 MiB results, once the instances had started", rss2-rss1)
-	a.Result("results past max_result_bytes and past the client's kept bound failed their tasks with errors naming the setting; %.0f bytes kept; another client's result was kept", keptBytes)
+	a.Result("results past max_result_bytes, the client's kept bound and the server's failed their tasks with errors naming the setting; kept results stayed under max_kept_bytes (%.0f bytes); another client's result was kept", full)
 }
 
 // tasksCapsCancel: 25.4.
