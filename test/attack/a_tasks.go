@@ -38,7 +38,7 @@ func init() {
 		},
 		&attack{
 			id: "25.2", name: "tasks-update-flood",
-			attempt: "One anonymous client sends thousands of tasks/update (4 at a time, for 3,000 or 5 s) to its input_required task and its working one: never-issued keys, 200 keys at once, wrong answers to the real key; then 8 right answers to the real key at once; another client calls a tool meanwhile",
+			attempt: "One anonymous client sends thousands of tasks/update (4 at a time, for 3,000 or 5 s) to its input_required task and its working one: never-issued keys, 200 keys at once, wrong answers to the real key; then 8 right answers to the real key at once; then 6 tasks sent 8 answers, 4 cancels and 8 tasks/get each at once; another client calls a tool meanwhile",
 			run:     tasksUpdateFlood,
 		},
 		&attack{
@@ -566,8 +566,58 @@ func tasksUpdateFlood(a *A) {
 	w, _ := sleptOf(c.await(working, "completed", 30*time.Second))
 	a.Check(w.MS == 4000, "the working task completed with %+v; want slept_ms 4000", w)
 
+	// Answers racing cancels: 6 tasks waiting for input, each sent 8
+	// right answers, 4 cancels and 8 tasks/get at once. Each ends
+	// completed with one of the answers or cancelled, and nothing is left
+	// running.
+	racing := make([]string, 6)
+	for i := range racing {
+		racing[i] = c.startTask("sleep_always", map[string]any{"ms": 0, "ask": true})
+	}
+	var bad atomic.Int64
+	for i, id := range racing {
+		k := inputKeys(c.await(id, "input_required", 15*time.Second))
+		if len(k) != 1 {
+			a.Fatalf("racing task %d asks %v", i, k)
+		}
+		for j := range 20 {
+			wg.Go(func() {
+				var ans a26
+				switch {
+				case j%5 == 0:
+					ans = c.task("tasks/cancel", id, nil)
+				case j%5 < 3:
+					ans = c.task("tasks/update", id, update(map[string]any{k[0]: accept(map[string]any{"name": fmt.Sprintf("race-%d", j)})}))
+				default:
+					ans = c.task("tasks/get", id, nil)
+				}
+				if ans.err != nil || ans.code() != 0 {
+					bad.Add(1)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	ends := map[string]int{}
+	for _, id := range racing {
+		var st string
+		a.Until(15*time.Second, "a racing task final", func() bool {
+			v := c.view(id)
+			st, _ = v["status"].(string)
+			if st == "completed" {
+				out, _ := sleptOf(v)
+				a.Check(strings.HasPrefix(fmt.Sprint(out.Content["name"]), "race-"), "a racing task completed with %+v", out)
+			}
+			return st == "completed" || st == "cancelled"
+		})
+		ends[st]++
+	}
+	a.Check(bad.Load() == 0, "%d of the racing requests were refused", bad.Load())
+	a.Until(15*time.Second, "no task running", func() bool { return a.metric(p, "hangar_tasks_running") == 0 })
+
 	rate := float64(n) / took.Seconds()
 	a.Figure("tasks/update sent", "%d in %v (%.0f/s, %d at a time), %d answered otherwise than expected %v", n, round(took), rate, workers, wrong.Load(), wrongs)
+	a.Figure("6 tasks sent 8 answers, 4 cancels and 8 tasks/get each at once", "ended %v; none left running", ends)
 	a.Figure("the server", "RSS %.0f → %.0f MiB, CPU %v (%.0f µs per update)", rss0, rss1, round(cpu1-cpu0), float64((cpu1-cpu0).Microseconds())/float64(n))
 	a.Figure("another client's echo", "p50 %v, p90 %v, slowest %v over %d calls before; p50 %v, p90 %v, slowest %v over %d calls during the flood",
 		round(percentile(base, 50)), round(percentile(base, 90)), round(percentile(base, 100)), len(base),
