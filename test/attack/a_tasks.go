@@ -745,7 +745,11 @@ func tasksCapsCancel(a *A) {
 		ca.await(id, "input_required", 15*time.Second)
 		mine = append(mine, id)
 	}
-	capped("the first client's fourth call", ca)
+	// Its fourth, on a connection of its own: a client is an address, not
+	// a connection.
+	again := a.raw26(p.url, "")
+	again.hc = a.from("127.0.0.1")
+	capped("the first client's fourth call, on a new connection", again)
 	// Another client still gets its 3: completed, failed, input_required.
 	done := cb.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 1})
 	bad := cb.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 32})
