@@ -72,6 +72,12 @@ func callTask(tool string, args map[string]any) r26 {
 	return r26{method: "tools/call", params: callArgs(tool, args), meta: tasksMeta(), ext: true}
 }
 
+// runMS is how long a sleep_always call that asks nothing runs: a call
+// that has ended when its request looks is answered directly, even for a
+// tool whose calls are tasks at once (the extension allows it), so one
+// that must become a task runs a while.
+const runMS = 250
+
 // startTask calls tool as callTask does, and returns the task's id: the
 // answer must be a task.
 func (c *c26) startTask(tool string, args map[string]any) string {
@@ -284,7 +290,7 @@ func tasksIDs(a *A) {
 
 	// A sound id no longer known: carol's task, finished and forgotten
 	// after tasks.keep.
-	gone := cc.startTask("sleep_always", map[string]any{"ms": 0})
+	gone := cc.startTask("sleep_always", map[string]any{"ms": runMS})
 	cc.await(gone, "completed", 15*time.Second)
 	a.Until(15*time.Second, "carol's finished task forgotten after tasks.keep", func() bool {
 		return cc.task("tasks/get", gone, nil).code() == -32602
@@ -650,7 +656,7 @@ func tasksResultSize(a *A) {
 	oversized := func() {
 		ids := make([]string, 6)
 		for i := range ids {
-			ids[i] = c.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 1024})
+			ids[i] = c.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 1024})
 		}
 		for _, id := range ids {
 			v := c.await(id, "failed", 30*time.Second)
@@ -673,14 +679,14 @@ func tasksResultSize(a *A) {
 
 	// Two of 40 KiB: the first is kept, the second takes the client past
 	// its kept bound (max_kept_bytes_per_client). Another client's is kept.
-	first := c.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 40})
+	first := c.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 40})
 	kept, _ := sleptOf(c.await(first, "completed", 15*time.Second))
-	second := c.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 40})
+	second := c.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 40})
 	v := c.await(second, "failed", 15*time.Second)
 	code, msg2, reason, setting := taskError(v)
 	a.Check(code == -32603 && reason == "kept_full_client" && setting == "tasks.max_kept_bytes_per_client" && strings.Contains(msg2, setting),
 		"the client's second result of 40 KiB: %s; want failed, error -32603 naming its bound", firstN(fmt.Sprint(v["error"]), 300))
-	theirs := other.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 40})
+	theirs := other.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 40})
 	o, _ := sleptOf(other.await(theirs, "completed", 15*time.Second))
 	a.Check(len(o.Pad) == 40<<10, "another client's result of 40 KiB: %d bytes of padding", len(o.Pad))
 	again, _ := sleptOf(c.view(first))
@@ -699,13 +705,13 @@ func tasksResultSize(a *A) {
 		fill.Go(func() {
 			f := a.raw26(p.url, "")
 			f.hc = a.from(fmt.Sprintf("127.0.0.%d", 3+i))
-			f.await(f.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 60}), "completed", 30*time.Second)
+			f.await(f.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 60}), "completed", 30*time.Second)
 		})
 	}
 	fill.Wait()
 	victim := a.raw26(p.url, "")
 	victim.hc = a.from("127.0.0.10")
-	v = victim.await(victim.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 40}), "failed", 15*time.Second)
+	v = victim.await(victim.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 40}), "failed", 15*time.Second)
 	code, msg3, reason3, setting3 := taskError(v)
 	a.Check(code == -32603 && reason3 == "kept_full" && setting3 == "tasks.max_kept_bytes" && strings.Contains(msg3, setting3),
 		"a client's result with the server's kept results full: %s; want failed, error -32603 naming tasks.max_kept_bytes", firstN(fmt.Sprint(v["error"]), 300))
@@ -751,8 +757,8 @@ func tasksCapsCancel(a *A) {
 	again.hc = a.from("127.0.0.1")
 	capped("the first client's fourth call, on a new connection", again)
 	// Another client still gets its 3: completed, failed, input_required.
-	done := cb.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 1})
-	bad := cb.startTask("sleep_always", map[string]any{"ms": 0, "pad_kib": 32})
+	done := cb.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 1})
+	bad := cb.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 32})
 	waits := cb.startTask("sleep_always", map[string]any{"ms": 0, "ask": true})
 	vDone := cb.await(done, "completed", 15*time.Second)
 	vBad := cb.await(bad, "failed", 15*time.Second)
@@ -804,7 +810,7 @@ func tasksCapsCancel(a *A) {
 	gone := ca.task("tasks/cancel", mine[1], nil)
 	a.Check(gone.code() == -32602 && gone.status == http.StatusBadRequest, "tasks/cancel of a forgotten task: %v; want HTTP 400, -32602", gone)
 	for _, c := range []*c26{ca, cc} {
-		id := c.startTask("sleep_always", map[string]any{"ms": 0})
+		id := c.startTask("sleep_always", map[string]any{"ms": runMS})
 		c.await(id, "completed", 15*time.Second)
 	}
 	expired := a.metric(p, "hangar_tasks_expired_total")
