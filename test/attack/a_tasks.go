@@ -638,7 +638,7 @@ func tasksUpdateFlood(a *A) {
 	// Latency under a flood on two shared cores: bounded, not equal.
 	limit := 20*percentile(base, 90) + 2*time.Second
 	a.Check(len(flood) > 0 && percentile(flood, 90) < limit, "another client's echo during the flood: p90 %v (%d calls); want under %v", percentile(flood, 90), len(flood), limit)
-	a.Result("%d tasks/update (%.0f/s) changed nothing: the task took the one right answer after them and completed, the working one too; RSS +%.0f MiB; another client's echo p90 %v (before %v)",
+	a.Result("%d tasks/update (%.0f/s) changed nothing: the task took the one right answer after them and completed, the working one too; RSS %+.0f MiB; another client's echo p90 %v (before %v)",
 		n, rate, rss1-rss0, round(percentile(flood, 90)), round(percentile(base, 90)))
 }
 
