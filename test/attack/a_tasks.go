@@ -721,7 +721,7 @@ func tasksResultSize(a *A) {
 	a.Figure("4 rounds of 6 tasks of a 1 MiB result at once", "failed: %q", firstN(msg, 200))
 	a.Figure("the client's second result of 40 KiB", "failed (%s, %s): %q", reason, setting, firstN(msg2, 200))
 	a.Figure("results kept", "%.0f bytes (hangar_tasks_kept_bytes): the client's first and another client's", keptBytes)
-	a.Figure("7 more client addresses keeping 60 KiB each", "kept %.0f bytes of 512 KiB; a 10th client's 40 KiB result then failed its task (%s): %q", full, reason3, firstN(msg3, 160))
+	a.Figure("7 more client addresses keeping 60 KiB each", "kept %.0f bytes of 524288 (max_kept_bytes 512 KiB); a 10th client's 40 KiB result then failed its task (%s): %q", full, reason3, firstN(msg3, 160))
 	a.Figure("the server's RSS", "%.0f MiB before, %.0f after the first round (6 instances started), %.0f after 3 more", rss0, rss1, rss2)
 	a.Check(rss2-rss1 < 48, "RSS grew %.0f MiB over 3 rounds of 1 MiB results, once the instances had started", rss2-rss1)
 	a.Result("results past max_result_bytes, the client's kept bound and the server's failed their tasks with errors naming the setting; kept results stayed under max_kept_bytes (%.0f bytes); another client's result was kept", full)
