@@ -121,6 +121,7 @@ func (sv *service) serverOptions(o *server.Options, replica string) {
 			MaxTasksPerOwner:     t.MaxTasksPerClient,
 			MaxResultBytes:       int(t.MaxResultBytes),
 			MaxKeptBytes:         t.MaxKeptBytes,
+			MaxKeptBytesPerOwner: t.MaxKeptBytesPerClient,
 			Keep:                 t.Keep,
 			MaxRun:               t.MaxRun,
 			PollInterval:         t.PollInterval,

@@ -101,7 +101,7 @@ func TestFullExample(t *testing.T) {
 	if m := cfg.MRTR; len(m.StateKey) != 32 || m.StateKey[0] != 0 || m.StateKey[31] != 31 || len(m.PreviousStateKeys) != 1 || m.ParkTimeout != 5*time.Minute || m.MaxParkedPerPrincipal != 4 || m.Peers["r2"] == "" {
 		t.Errorf("mrtr = %+v", m)
 	}
-	if tk := cfg.Tasks; !tk.Enabled || tk.After != 5*time.Second || tk.MaxTasksPerClient != 4 || tk.MaxResultBytes != 512<<10 || tk.MaxKeptBytes != 16<<20 || tk.Keep != 30*time.Minute || tk.MaxListenersPerClient != 2 {
+	if tk := cfg.Tasks; !tk.Enabled || tk.After != 5*time.Second || tk.MaxTasksPerClient != 4 || tk.MaxResultBytes != 512<<10 || tk.MaxKeptBytes != 16<<20 || tk.MaxKeptBytesPerClient != 4<<20 || tk.Keep != 30*time.Minute || tk.MaxListenersPerClient != 2 {
 		t.Errorf("tasks = %+v", tk)
 	}
 }

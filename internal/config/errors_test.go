@@ -83,6 +83,10 @@ func TestErrors(t *testing.T) {
 			`test.yaml:1:20: tasks.max_tasks: must be between 1 and 1000000, got 0`}},
 		{"tasks result past kept", "tasks: {max_result_bytes: 2MiB, max_kept_bytes: 1MiB}\n", []string{
 			`test.yaml:1:8: tasks.max_result_bytes: must be at most max_kept_bytes (1MiB), got 2MiB`}},
+		{"tasks kept per client past kept", "tasks: {max_kept_bytes: 1MiB, max_kept_bytes_per_client: 2MiB}\n", []string{
+			`test.yaml:1:8: tasks.max_kept_bytes_per_client: must be between max_result_bytes (1MiB) and max_kept_bytes (1MiB), got 2MiB`}},
+		{"tasks kept per client below a result", "tasks: {max_kept_bytes_per_client: 512KiB}\n", []string{
+			`test.yaml:1:8: tasks.max_kept_bytes_per_client: must be between max_result_bytes (1MiB) and max_kept_bytes (64MiB), got 512KiB`}},
 		{"tasks enabled not a bool", "tasks: {enabled: yes please}\n", []string{
 			`test.yaml:1:18: tasks.enabled: expected a boolean (true or false), got the string "yes please"`}},
 

@@ -22,6 +22,11 @@ type Tasks struct {
 	MaxTasks, MaxTasksPerClient int
 	// MaxResultBytes bounds a task's result; MaxKeptBytes all kept results.
 	MaxResultBytes, MaxKeptBytes int64
+	// MaxKeptBytesPerClient bounds the kept results of one principal (or
+	// anonymous client), so that one cannot fill MaxKeptBytes and fail
+	// every other's tasks; 0, the default, means an eighth of
+	// MaxKeptBytes, at least MaxResultBytes.
+	MaxKeptBytesPerClient int64
 	// Keep is how long a finished task is kept; MaxRun bounds a task's run.
 	Keep, MaxRun time.Duration
 	// PollInterval is the pollIntervalMs told to clients.
@@ -65,7 +70,7 @@ func DefaultTasks() Tasks {
 	}
 }
 
-var tasksKeys = []string{"enabled", "after", "max_tasks", "max_tasks_per_client", "max_result_bytes", "max_kept_bytes", "keep", "max_run", "poll_interval", "max_listeners", "max_listeners_per_client"}
+var tasksKeys = []string{"enabled", "after", "max_tasks", "max_tasks_per_client", "max_result_bytes", "max_kept_bytes", "max_kept_bytes_per_client", "keep", "max_run", "poll_interval", "max_listeners", "max_listeners_per_client"}
 
 func (d *decoder) tasks(n *yaml.Node, p string) Tasks {
 	t := DefaultTasks()
@@ -102,7 +107,7 @@ func (d *decoder) tasks(n *yaml.Node, p string) Tasks {
 	for _, c := range []struct {
 		key string
 		v   *int64
-	}{{"max_result_bytes", &t.MaxResultBytes}, {"max_kept_bytes", &t.MaxKeptBytes}} {
+	}{{"max_result_bytes", &t.MaxResultBytes}, {"max_kept_bytes", &t.MaxKeptBytes}, {"max_kept_bytes_per_client", &t.MaxKeptBytesPerClient}} {
 		if e, ok := f[c.key]; ok {
 			if v, ok := d.size(e.val, join(p, c.key), maxTaskBytes, ""); ok {
 				*c.v = v
@@ -111,6 +116,11 @@ func (d *decoder) tasks(n *yaml.Node, p string) Tasks {
 	}
 	if t.MaxResultBytes > t.MaxKeptBytes {
 		d.errorf(resolve(n), join(p, "max_result_bytes"), "must be at most max_kept_bytes (%s), got %s", formatSize(t.MaxKeptBytes), formatSize(t.MaxResultBytes))
+	}
+	// Set, the bound per client lies between the two: below
+	// max_result_bytes, a result the server allows could never be kept.
+	if c := t.MaxKeptBytesPerClient; c != 0 && (c > t.MaxKeptBytes || c < t.MaxResultBytes) {
+		d.errorf(resolve(n), join(p, "max_kept_bytes_per_client"), "must be between max_result_bytes (%s) and max_kept_bytes (%s), got %s", formatSize(t.MaxResultBytes), formatSize(t.MaxKeptBytes), formatSize(c))
 	}
 	return t
 }

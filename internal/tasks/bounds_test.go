@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/tasks"
 )
@@ -150,6 +152,15 @@ func TestResultBounds(t *testing.T) {
 		json.Unmarshal(b, &wire)
 		if e, _ := wire["error"].(map[string]any); e["code"] != float64(-32603) || e["data"] == nil || wire["Cause"] != nil {
 			t.Errorf("%s: encoded %s", tc.name, b)
+		}
+		// The setting the error names is one an operator can set: a key
+		// of the configuration's tasks section (it named
+		// tasks.max_kept_bytes_per_client, which was none).
+		var data struct{ Setting string }
+		json.Unmarshal(got.Error.Data, &data)
+		key, ok := strings.CutPrefix(data.Setting, "tasks.")
+		if _, err := config.Parse([]byte("tasks:\n  "+key+": 1MiB\n"), "test.yaml", t.TempDir(), nil); !ok || err != nil || !strings.Contains(got.Error.Message, data.Setting) {
+			t.Errorf("%s: the error names setting %q (%q): %v", tc.name, data.Setting, got.Error.Message, err)
 		}
 	}
 	if st := tb.Stats(); st.TooLarge != 1 || st.KeptFull != 2 || st.KeptBytes < 13<<10 || st.KeptBytes > 14<<10 {
