@@ -89,8 +89,9 @@ type App struct {
 	// around the view.
 	PrefersBorder *bool
 	// Meta holds other _meta keys of the resource and its contents. A
-	// Meta[AppMetaKey] written by hand is sent as written, unless one of
-	// CSP, Permissions, Domain and PrefersBorder is set too.
+	// Meta[AppMetaKey] written by hand, for members the PDK does not type,
+	// is sent as written; AddApp panics if one of CSP, Permissions, Domain
+	// and PrefersBorder is set too.
 	Meta Meta
 }
 
@@ -113,10 +114,10 @@ type AppCSP struct {
 // (McpUiResourcePermissions of the extension). In JSON each one asked
 // for is an empty object: {"camera": {}}.
 type AppPermissions struct {
-	Camera         bool
-	Microphone     bool
-	Geolocation    bool
-	ClipboardWrite bool
+	Camera         bool // the camera (getUserMedia video)
+	Microphone     bool // the microphone (getUserMedia audio)
+	Geolocation    bool // the user's location
+	ClipboardWrite bool // writing to the clipboard
 }
 
 // appPermissionNames are the JSON names of the AppPermissions fields.
