@@ -173,6 +173,9 @@ type ClientCapabilities struct {
 	Elicitation map[string]any `json:"elicitation,omitempty"`
 	// Roots: the client lists its roots ([Context.ListRoots]).
 	Roots map[string]any `json:"roots,omitempty"`
+	// Extensions holds the extensions the client supports, by id, each
+	// with its settings ([ClientCapabilities.CanShowApps]).
+	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
 // MetaClientCapabilities is the _meta key under which a request of MCP

@@ -85,6 +85,11 @@
 // [github.com/hangar-mcp/hangar/plugintest] runs such a plugin in a test
 // against a local server (httptest) granted by address.
 //
+// A plugin offers interactive views (MCP Apps) with [AddApp]: HTML,
+// usually embedded with go:embed, that hosts supporting the extension
+// render in a sandboxed iframe, and that calls the plugin's tools. A tool
+// points at its view with [Tool.UI].
+//
 // The types of this package carry the JSON field names of the MCP
 // specification. Schemas (input, output and elicitation schemas) are plain
 // values of type any, so a [encoding/json.RawMessage] passes through to the

@@ -1,6 +1,7 @@
 package pdk_test
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -154,4 +155,40 @@ func ExampleContext_ClientCapabilities() {
 			}
 			return pdk.TextResult(fmt.Sprint(res.Content)), nil
 		})
+}
+
+// dashboardHTML is the view of ExampleAddApp, embedded in the module.
+//
+//go:embed testdata/dashboard.html
+var dashboardHTML string
+
+// An interactive view (MCP Apps): hosts that render views show the
+// dashboard with the result of show; the view itself calls refresh, which
+// hosts keep out of the model's tool list.
+func ExampleAddApp() {
+	pdk.AddApp(&pdk.App{
+		URI:  "ui://dashboard",
+		Name: "dashboard",
+		HTML: dashboardHTML, // //go:embed dashboard.html
+		CSP:  &pdk.AppCSP{ConnectDomains: []string{"https://api.example.com"}},
+	})
+	pdk.AddTool(&pdk.Tool{
+		Name:        "show",
+		Description: "Show the dashboard.",
+		UI:          &pdk.ToolUI{ResourceURI: "ui://dashboard"},
+	}, func(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+		return pdk.TextResult("3 alerts, 12 services up."), nil // what a host without views shows
+	})
+	pdk.AddTool(&pdk.Tool{
+		Name:        "refresh",
+		Description: "The dashboard's data, for the view.",
+		UI: &pdk.ToolUI{
+			ResourceURI: "ui://dashboard",
+			Visibility:  []pdk.Visibility{pdk.VisibleToApp},
+		},
+	}, func(ctx *pdk.Context, req *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
+		res := pdk.TextResult(`{"alerts":3,"up":12}`)
+		res.StructuredContent = map[string]int{"alerts": 3, "up": 12}
+		return res, nil
+	})
 }

@@ -11,6 +11,11 @@ type registry struct {
 	prompts          ordered[promptEntry]
 	completion       CompletionHandler
 	rootsListChanged RootsListChangedHandler
+	// writeUI writes a tool's UI into its _meta (withToolUI, app.go). It
+	// is nil until the plugin offers a view (AddApp), and a tool added
+	// before keeps its UI until then: only a plugin with views links the
+	// code (see AddApp).
+	writeUI func(name string, meta Meta, ui *ToolUI) Meta
 }
 
 type toolEntry struct {
@@ -46,7 +51,9 @@ var plugin = new(registry)
 //
 // Tools are usually added from init functions. When the plugin adds or
 // removes tools later, it should call [Context.NotifyToolListChanged].
-// AddTool panics if the name is empty or h is nil.
+// AddTool panics if the name is empty, h is nil or Task is unknown. A
+// Tool.UI that hosts would refuse makes AddTool panic too, or [AddApp]
+// when the plugin offers its first view after adding the tool.
 func AddTool(t *Tool, h ToolHandler) {
 	if t.Name == "" || h == nil {
 		panic("pdk: AddTool needs a tool name and a handler")
@@ -69,6 +76,9 @@ func AddTool(t *Tool, h ToolHandler) {
 	}
 	plugin.mu.Lock()
 	defer plugin.mu.Unlock()
+	if tool.UI != nil && plugin.writeUI != nil {
+		tool.Meta, tool.UI = plugin.writeUI(tool.Name, tool.Meta, tool.UI), nil
+	}
 	plugin.tools.put(tool.Name, toolEntry{tool, h})
 }
 

@@ -31,6 +31,13 @@ type Tool struct {
 	// past the server's threshold, TaskNever, TaskAlways or TaskRequired.
 	// AddTool writes it in the tool's _meta under [TaskMetaKey].
 	Task TaskSupport `json:"-"`
+	// UI links the tool to an interactive view of the plugin, for clients
+	// of the MCP Apps extension. It is written in the tool's _meta under
+	// [AppMetaKey] (and its ResourceURI under [AppResourceURIMetaKey]),
+	// which Meta must then not hold, once the plugin offers a view with
+	// [AddApp]: by AddTool, or by the first AddApp for a tool added
+	// before it. A plugin without views sends no UI.
+	UI *ToolUI `json:"-"`
 }
 
 // TaskSupport says when a tool's calls become tasks (Tool.Task).

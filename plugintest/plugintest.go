@@ -21,7 +21,9 @@
 //	}
 //
 // [Plugin.Call], [Plugin.Read] and [Plugin.Prompt] take and return the
-// plugin's own Go types and plain text; [Plugin.Session] is the MCP
+// plugin's own Go types and plain text, and [Plugin.View] and
+// [Plugin.Tool] the PDK's, for a plugin's interactive views (MCP Apps)
+// and the tools that point at them; [Plugin.Session] is the MCP
 // client's session, for everything else. The client answers sampling,
 // elicitation and roots requests with what the test gives it
 // ([Options.Client], [Options.Roots]).
@@ -126,7 +128,16 @@ type Options struct {
 	// capability, and the plugin's request fails as it would with such a
 	// client. When LoggingMessageHandler is set, the session asks for log
 	// messages of every level. Nil means a client with no handlers.
+	//
+	// The client declares the MCP Apps extension (io.modelcontextprotocol/ui
+	// with the mimeType text/html;profile=mcp-app), as a host that shows
+	// views does, besides its other capabilities (the go-sdk's defaults, or
+	// Client.Capabilities), unless Client.Capabilities declares the
+	// extension itself or NoApps is set.
 	Client *mcp.ClientOptions
+	// NoApps makes the client one that shows no views: it does not
+	// declare the MCP Apps extension.
+	NoApps bool
 	// Roots are the client's roots, as it answers roots/list.
 	Roots []*mcp.Root
 	// Logger receives Hangar's diagnostics about the plugin (refused
@@ -233,7 +244,7 @@ func connect(ctx context.Context, p *plugin.Plugin, prefix string, o *Options, l
 	if err != nil {
 		return nil, err
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "plugintest", Version: "1"}, o.Client)
+	client := mcp.NewClient(&mcp.Implementation{Name: "plugintest", Version: "1"}, clientOptions(o)) // apps.go
 	client.AddRoots(o.Roots...)
 	cs, end, err := srv.ConnectClient(ctx, client)
 	if err != nil {
