@@ -3,8 +3,12 @@
 package examples_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
@@ -14,8 +18,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server"
+	"github.com/hangar-mcp/hangar/internal/tasks"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
 
@@ -182,5 +188,161 @@ func TestNotesKeepsStateByDefault(t *testing.T) {
 		if !slices.Equal(got, sorted) {
 			t.Errorf("after adding %q: resources %v, want %v", title, got, sorted)
 		}
+	}
+}
+
+// TestReports runs the reports example's tools as tasks
+// (io.modelcontextprotocol/tasks), as a 2026-07-28 client that declares
+// the extension sees them over HTTP: build_report from working to
+// completed, archive_reports through input_required, tasks/update and
+// completed, and a cancelled build_report. A client without the extension
+// gets the result directly.
+func TestReports(t *testing.T) {
+	ctx := context.Background()
+	e, err := plugin.NewEngine(testutil.CacheDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(testutil.BuildPlugin(t, "./examples/reports"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two instances: the cancelled call must not hold up the others.
+	p, err := e.Load(ctx, wasm, plugin.Options{Name: "reports", Limits: config.Limits{MaxInstances: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(ctx) })
+	s, err := server.New(ctx, []server.Mount{{Plugin: p}}, &server.Options{Tasks: &tasks.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.HTTPHandler(nil))
+	t.Cleanup(ts.Close)
+	c := &client2026{t: t, url: ts.URL + server.Path}
+
+	// Without the extension: the result, after the work.
+	res := c.call("tools/call", "build_report", map[string]any{"name": "build_report",
+		"arguments": map[string]any{"period": "2026-Q3", "sections": 2, "seconds_per_section": 0.1}}, nil)
+	if res["resultType"] != "complete" || !strings.Contains(fmt.Sprint(res["content"]), "section 2 of 2: done") {
+		t.Fatalf("build_report without the extension: %v", res)
+	}
+
+	withTasks := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	res = c.call("tools/call", "build_report", map[string]any{"name": "build_report",
+		"arguments": map[string]any{"period": "2026-Q3", "sections": 2, "seconds_per_section": 0.5}}, withTasks)
+	id, _ := res["taskId"].(string)
+	if res["resultType"] != "task" || res["status"] != "working" || id == "" {
+		t.Fatalf("build_report as a task: %v", res)
+	}
+	done := c.waitTask(id, "completed", withTasks)
+	if r, _ := done["result"].(map[string]any); r["isError"] == true || !strings.Contains(fmt.Sprint(r["content"]), "Report 2026-Q3") {
+		t.Fatalf("completed: %v", done)
+	}
+
+	withElicit := map[string]any{"elicitation": map[string]any{}, "extensions": withTasks["extensions"]}
+	res = c.call("tools/call", "archive_reports", map[string]any{"name": "archive_reports",
+		"arguments": map[string]any{"period": "2026-Q3"}}, withElicit)
+	id, _ = res["taskId"].(string)
+	if res["resultType"] != "task" || id == "" {
+		t.Fatalf("archive_reports as a task: %v", res)
+	}
+	in := c.waitTask(id, "input_required", withElicit)
+	reqs, _ := in["inputRequests"].(map[string]any)
+	if len(reqs) != 1 {
+		t.Fatalf("input_required: %v", in)
+	}
+	for key, r := range reqs {
+		q, _ := r.(map[string]any)
+		params, _ := q["params"].(map[string]any)
+		if q["method"] != "elicitation/create" || params["message"] != "Archive every report of 2026-Q3?" {
+			t.Fatalf("input request %s: %v", key, q)
+		}
+		res = c.call("tasks/update", id, map[string]any{"taskId": id, "inputResponses": map[string]any{
+			key: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}, withElicit)
+		if res["resultType"] != "complete" {
+			t.Fatalf("tasks/update: %v", res)
+		}
+	}
+	done = c.waitTask(id, "completed", withElicit)
+	if r, _ := done["result"].(map[string]any); !strings.Contains(fmt.Sprint(r["content"]), "archived the reports of 2026-Q3") {
+		t.Fatalf("completed: %v", done)
+	}
+
+	res = c.call("tools/call", "build_report", map[string]any{"name": "build_report",
+		"arguments": map[string]any{"period": "2026", "sections": 20, "seconds_per_section": 60}}, withTasks)
+	id, _ = res["taskId"].(string)
+	if res["resultType"] != "task" || id == "" {
+		t.Fatalf("build_report as a task: %v", res)
+	}
+	if res = c.call("tasks/cancel", id, map[string]any{"taskId": id}, withTasks); res["resultType"] != "complete" {
+		t.Fatalf("tasks/cancel: %v", res)
+	}
+	c.waitTask(id, "cancelled", withTasks)
+}
+
+// client2026 speaks MCP 2026-07-28 over HTTP by hand.
+type client2026 struct {
+	t   *testing.T
+	url string
+	id  int
+}
+
+// call sends a request, with Mcp-Name name and the client capabilities
+// caps, and returns its result; a JSON-RPC error fails the test.
+func (c *client2026) call(method, name string, params, caps map[string]any) map[string]any {
+	c.t.Helper()
+	if caps == nil {
+		caps = map[string]any{}
+	}
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "examples", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": caps,
+	}
+	c.id++
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req, err := http.NewRequest("POST", c.url, bytes.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	req.Header.Set("Mcp-Name", name)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	answer, _, err := testutil.ReadMCPAnswer(resp, nil)
+	if err != nil {
+		c.t.Fatalf("%s: %v", method, err)
+	}
+	res, ok := answer["result"].(map[string]any)
+	if !ok {
+		c.t.Fatalf("%s: %v", method, answer)
+	}
+	return res
+}
+
+// waitTask polls tasks/get until the task has status, and returns its
+// last answer.
+func (c *client2026) waitTask(id, status string, caps map[string]any) map[string]any {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res := c.call("tasks/get", id, map[string]any{"taskId": id}, caps)
+		if res["status"] == status {
+			return res
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("task %s: %v, want status %s", id, res, status)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -93,7 +93,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 
-	cfg := &config.Config{HTTP: config.DefaultHTTP(), MRTR: config.DefaultMRTR()}
+	cfg := config.Default()
 	if f.config != "" {
 		if cfg, err = loadConfig(f.config); err != nil {
 			return unsetHint(err)

@@ -101,6 +101,13 @@ func (c *Config) Remote() bool {
 	return false
 }
 
+// Default returns the configuration of an empty file: every section at
+// its default, and no plugins. serve without --config serves its plugin
+// files with it.
+func Default() *Config {
+	return &Config{HTTP: DefaultHTTP(), MRTR: DefaultMRTR(), Tasks: DefaultTasks()}
+}
+
 // DefaultHTTP returns the http settings of a configuration that sets none.
 func DefaultHTTP() HTTP {
 	return HTTP{

@@ -153,7 +153,7 @@ func (d *decoder) err() error {
 
 // decode parses data and returns the configuration; check d.err after.
 func (d *decoder) decode(data []byte) *Config {
-	cfg := &Config{HTTP: DefaultHTTP(), MRTR: DefaultMRTR(), Tasks: DefaultTasks()}
+	cfg := Default()
 	root := d.document(data)
 	if root == nil {
 		return cfg
