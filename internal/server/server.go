@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -157,6 +158,10 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	if o.TaskAfter < 0 {
+		m.Close()
+		return nil, errors.New("Options.TaskAfter must not be negative")
+	}
 	var tt *tasks.Table
 	if o.Tasks != nil {
 		if tt, err = tasks.New(m, *o.Tasks); err != nil {
@@ -171,12 +176,16 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		}
 		m.Close()
 	}
-	c := core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider})
+	// The core holds the calls of 2026-07-28 that wait for the client's
+	// input, and makes tasks of them: the edge reaches package mrtr and the
+	// table through it for calls, and itself only to route a retry to the
+	// replica that holds its call and to serve tasks/*.
+	c := core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider, Manager: m, Tasks: tt, TaskAfter: o.TaskAfter})
 	// The edges are peers over the core: none imports another. What one
 	// needs of another is wired here. The HTTP requests that carry calls
 	// are tracked once, for all of them (httpcalls).
 	requests := httpcalls.NewTracker()
-	so := &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath, Requests: requests, Tasks: tt, TaskAfter: o.TaskAfter}
+	so := &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath, Requests: requests, Tasks: tt}
 	hooks, err := stateless.NewHooks(c, so)
 	if err != nil {
 		closeAll()
