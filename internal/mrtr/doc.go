@@ -19,10 +19,11 @@
 // waits for the call's next event: the call completed or failed (Serve
 // returns its result or error), or it asked for input (Serve returns an
 // InputRequiredResult). A Call has the statuses of the tasks extension's
-// tasks: Working, InputRequired, Completed, Failed, Cancelled. Its Wait,
-// Snapshot, Deliver and Cancel are what tasks/get, tasks/update and
-// tasks/cancel need, so that a task in input_required can be a parked
-// call.
+// tasks: Working, InputRequired, Completed, Failed, Cancelled. Manager.Begin
+// keeps a call that its request stops waiting for, and its Next, Answer,
+// Stop and Release are what package tasks needs for tasks/get,
+// tasks/update and tasks/cancel, so that a task in input_required can be
+// a parked call.
 //
 // The Host turns CreateMessage, Elicit and ListRoots into one input
 // request of the call each, in the shape of 2026-07-28
