@@ -18,6 +18,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/fastpath"
+	"github.com/hangar-mcp/hangar/internal/server/forward"
 	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
 	"github.com/hangar-mcp/hangar/internal/server/stateless"
@@ -82,7 +83,7 @@ type Options struct {
 	// forwarded there. Neither: it is told to start again.
 	PeerURL string
 	// ForwardTimeout bounds a retry forwarded to another replica, its
-	// answer included; zero means mrtr.DefaultForwardTimeout.
+	// answer included; zero means forward.DefaultTimeout.
 	ForwardTimeout time.Duration
 	Peers          map[string]string
 
@@ -114,7 +115,7 @@ type Server struct {
 	stateless *stateless.Edge    // MCP 2026-07-28, per request
 	mrtr      *mrtr.Manager      // its parked calls
 	tasks     *tasks.Table       // its tasks; nil: the extension is not offered
-	fwd       *mrtr.Forwarder    // nil: no peers
+	fwd       *forward.Forwarder // nil: no peers
 	log       *slog.Logger
 	metrics   *metrics.Metrics // nil: none
 
@@ -151,9 +152,9 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if o.StateKey == nil && (o.Replica != "" || o.PeerURL != "" || len(o.Peers) > 0) {
 		o.Logger.Warn("no state key is configured (mrtr.state_key_file or mrtr.state_key_env): this replica seals MCP 2026-07-28 request states with a random key of its own, so a retry that reaches another replica must start its request again")
 	}
-	var fwd *mrtr.Forwarder
+	var fwd *forward.Forwarder
 	if o.PeerURL != "" || len(o.Peers) > 0 {
-		if fwd, err = mrtr.NewForwarder(mrtr.ForwarderOptions{Self: o.Replica, PeerURL: o.PeerURL, Peers: o.Peers, Timeout: o.ForwardTimeout, Logger: o.Logger}); err != nil {
+		if fwd, err = forward.New(forward.Options{Self: o.Replica, PeerURL: o.PeerURL, Peers: o.Peers, Timeout: o.ForwardTimeout, Logger: o.Logger}); err != nil {
 			m.Close()
 			return nil, err
 		}

@@ -26,7 +26,7 @@
 // (or the stdio reader), the route (Takes, or Line), this edge, the core,
 // mrtr, the plugin. The edge asks the Manager only where a retry's call is
 // held: over HTTP, one whose requestState names another replica is
-// forwarded to it (mrtr.Forwarder).
+// forwarded to it (package forward).
 //
 // Two paths serve a request, as for older versions. The go-sdk reads it
 // (its stateless Streamable HTTP handler, or the stdio session), answers
@@ -64,7 +64,7 @@
 // what Hangar knows; older versions are sent none (package sessions).
 //
 // It may import the core, the packages the edges share (wire, httpcalls),
-// rawjson, packages mrtr, tasks, plugin and auth, and the go-sdk; never package
+// rawjson, the forwarder (package forward), packages mrtr, tasks, plugin and auth, and the go-sdk; never package
 // server nor another edge (TestLayout in package server, which holds
 // this package's own test files to it too, but not the external test
 // package stateless_test). The go-sdk

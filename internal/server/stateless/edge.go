@@ -21,6 +21,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/forward"
 	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 	"github.com/hangar-mcp/hangar/internal/tasks"
@@ -53,7 +54,7 @@ type Options struct {
 	Manager *mrtr.Manager
 	// Forwarder, if set, sends a retry whose requestState names another
 	// replica there (HTTP only). Nil: such a retry is told to start again.
-	Forwarder *mrtr.Forwarder
+	Forwarder *forward.Forwarder
 	// DisableFastPath leaves every request to the go-sdk: the edge still
 	// checks each one, routes retries and serves parked calls.
 	DisableFastPath bool
@@ -83,7 +84,7 @@ type Edge struct {
 	sdkHTTP  http.Handler // the go-sdk's stateless Streamable HTTP
 	requests *httpcalls.Tracker
 	m        *mrtr.Manager // where a retry's call is held (route)
-	fwd      *mrtr.Forwarder
+	fwd      *forward.Forwarder
 	log      *slog.Logger
 	fastOff  bool
 
