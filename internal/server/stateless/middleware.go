@@ -17,8 +17,9 @@ import (
 // answers server/discover and the lists itself, and puts resultType and
 // serverInfo on every result. The middleware here, the innermost of the
 // go-sdk server, serves what needs Hangar: the requests that may ask the
-// client for input go through the Manager, with the go-sdk's handlers
-// run as the call; errors are 2026-07-28's. Those handlers (the sessions
+// client for input go to the core (core.Core.ServeHeld), which holds
+// their calls, with the go-sdk's handlers run as the call; errors are
+// 2026-07-28's. Those handlers (the sessions
 // edge registered them) describe the call for the core as
 // detachedRequest says, which package server gives the sessions edge as
 // its Hooks.Request: the middleware marks the context it hands them, and
