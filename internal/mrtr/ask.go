@@ -81,7 +81,7 @@ func (h host) Ask(ctx context.Context, reqs []plugin.InputRequest) ([]plugin.Inp
 }
 
 // askAll adds the input requests items to the call, as one round, and
-// waits for all their answers, which come together (Deliver takes a
+// waits for all their answers, which come together (a retry delivers a
 // round's answers only when all are there). The call is parked
 // (InputRequired) until then. A client that did not declare a capability
 // one of them needs fails the waiting request with a CapabilityError, and

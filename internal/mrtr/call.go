@@ -155,8 +155,7 @@ type Call struct {
 	method    string
 	digest    [32]byte        // of the params; made from params when first needed
 	params    json.RawMessage // nil once digest is made
-	created   time.Time
-	token0    any // the progress token of the request that started the call
+	token0    any             // the progress token of the request that started the call
 
 	ctx    context.Context // the call's own: ends with the call
 	cancel context.CancelCauseFunc
@@ -180,19 +179,6 @@ type Call struct {
 	parkedSince atomic.Int64 // when it last began waiting for input (Unix ns); 0 while not parked
 }
 
-// ID returns the call's id, unique within its Manager (and with
-// overwhelming probability across replicas).
-func (c *Call) ID() string { return c.id }
-
-// Principal returns the principal the call was started for ("" for none).
-func (c *Call) Principal() string { return c.principal }
-
-// Method returns the method of the request that started the call.
-func (c *Call) Method() string { return c.method }
-
-// Created returns when the call started.
-func (c *Call) Created() time.Time { return c.created }
-
 // Snapshot is the state of a call at one moment.
 type Snapshot struct {
 	Status Status
@@ -208,13 +194,6 @@ type Snapshot struct {
 	Err error
 }
 
-// Snapshot returns the call's current state.
-func (c *Call) Snapshot() Snapshot {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.snapshotLocked()
-}
-
 func (c *Call) snapshotLocked() Snapshot {
 	s := Snapshot{Status: c.status, Result: c.result, Err: c.err}
 	if c.status == InputRequired {
@@ -225,49 +204,6 @@ func (c *Call) snapshotLocked() Snapshot {
 		s.Expiry = c.expiry
 	}
 	return s
-}
-
-// Wait blocks until the call is not Working (it needs input, or it
-// ended) or ctx ends, and returns its state then. It does not change the
-// call: a request that stops waiting leaves it as it is (Manager.Serve
-// cancels a call whose request goes away while it runs).
-func (c *Call) Wait(ctx context.Context) (Snapshot, error) {
-	for {
-		c.mu.Lock()
-		if c.status != Working {
-			s := c.snapshotLocked()
-			c.mu.Unlock()
-			return s, nil
-		}
-		ch := c.changed
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return c.Snapshot(), ctx.Err()
-		}
-	}
-}
-
-// Deliver checks responses against the pending input requests and, if
-// each has a valid answer, gives the answers to the plugin, which
-// continues: the call becomes Working. Keys that name no pending request
-// are ignored, as the revision says. An answer of the wrong shape is a
-// *ResponseError and delivers nothing; a pending key without an answer
-// delivers nothing and reports false. Deliver reports true when the
-// answers were delivered, or when the call no longer waits for input.
-//
-// Manager.Serve calls it for MRTR retries; the tasks extension's
-// tasks/update would call it too.
-func (c *Call) Deliver(responses map[string]json.RawMessage) (bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	answers, complete, err := c.checkLocked(responses)
-	if err != nil || !complete {
-		return false, err
-	}
-	c.deliverLocked(answers)
-	return true, nil
 }
 
 // checkLocked validates responses for the pending requests.
@@ -301,15 +237,6 @@ func (c *Call) deliverLocked(answers map[*input]json.RawMessage) {
 	}
 	c.pending = nil
 	c.setLocked(Working)
-}
-
-// Cancel ends the call with status Cancelled and cause: the plugin's host
-// imports return, the plugin's call is interrupted and its instance goes
-// back to its pool. It does nothing to a call already final.
-func (c *Call) Cancel(cause error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.endLocked(Cancelled, nil, cause)
 }
 
 // setLocked changes the status and wakes the waiters.

@@ -19,10 +19,11 @@
 // waits for the call's next event: the call completed or failed (Serve
 // returns its result or error), or it asked for input (Serve returns an
 // InputRequiredResult). A Call has the statuses of the tasks extension's
-// tasks: Working, InputRequired, Completed, Failed, Cancelled. Its Wait,
-// Snapshot, Deliver and Cancel are what tasks/get, tasks/update and
-// tasks/cancel need, so that a task in input_required can be a parked
-// call.
+// tasks: Working, InputRequired, Completed, Failed, Cancelled. Manager.Begin
+// keeps a call that its request stops waiting for, and its Next, Answer,
+// Stop and Release are what package tasks needs for tasks/get,
+// tasks/update and tasks/cancel, so that a task in input_required can be
+// a parked call.
 //
 // The Host turns CreateMessage, Elicit and ListRoots into one input
 // request of the call each, in the shape of 2026-07-28
@@ -108,12 +109,11 @@
 //
 // The state names the replica that holds the call. Behind a round-robin
 // load balancer a retry may reach another replica: the HTTP edge calls
-// Manager.Locate and, for another replica, Forwarder.Forward, which sends
-// the request there with its credentials and MCP headers and streams the
-// answer back. A forwarded request is never forwarded again, and a
-// replica that cannot be reached gets the client an error telling it to
-// start the request again. Only authenticated states name replicas, so a
-// client cannot make a replica send requests anywhere else.
+// Manager.Locate and, for another replica, forwards the request there
+// (package forward of the server, which is HTTP's: this package knows no
+// transport), after Manager.BeginForward, which lets one retry of a state
+// at a time go. Only authenticated states name replicas, so a client
+// cannot make a replica send requests anywhere else.
 //
 // # Edges
 //
@@ -123,7 +123,8 @@
 // (DecodeCapabilities, or the go-sdk's ServerRequest.ClientCapabilities),
 // the principal and a Sink (the edge's, on either path), and turn
 // the Outcome into the request's answer: Result as the call's result,
-// Input as an InputRequiredResult (SDKInputRequests converts it for the
-// go-sdk's result types). RPCError maps this package's errors to
-// JSON-RPC errors.
+// Input as an InputRequiredResult, which the edge encodes itself.
+// RPCError maps this package's errors to JSON-RPC errors. The package
+// knows no transport: forwarding a retry to another replica over HTTP is
+// the HTTP edge's (package forward of the server).
 package mrtr

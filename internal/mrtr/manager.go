@@ -209,14 +209,6 @@ func (m *Manager) isClosed() bool {
 	return m.closed
 }
 
-// Call returns the call with the given id among those that have asked
-// for input and are not forgotten yet, or nil.
-func (m *Manager) Call(id string) *Call {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.calls[id]
-}
-
 // Request is what the Manager needs of a client request.
 type Request struct {
 	// Method is "tools/call", "prompts/get" or "resources/read".
@@ -452,7 +444,6 @@ func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (
 		principal: req.Principal,
 		client:    clientKey(ctx, req),
 		method:    req.Method,
-		created:   m.now(),
 		token0:    p.token,
 		ctx:       cctx,
 		cancel:    cancel,

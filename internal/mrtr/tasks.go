@@ -239,9 +239,10 @@ func (c *Call) Answer(responses map[string]json.RawMessage) (int, error) {
 	return len(answers), nil
 }
 
-// Stop cancels the call with cause, as Cancel does, and reports whether
-// it was still running (false: it had already ended, and nothing
-// changed).
+// Stop ends the call with status Cancelled and cause, and reports
+// whether it was still running (false: it had already ended, and nothing
+// changed): the plugin's host imports return, the plugin's call is
+// interrupted and its instance goes back to its pool.
 func (c *Call) Stop(cause error) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

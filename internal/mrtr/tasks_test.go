@@ -239,7 +239,7 @@ func TestBeginAnswer(t *testing.T) {
 		t.Fatalf("answered call is %s, want working", s.Status)
 	}
 	// M1: alice's answered, working task leaves her place free.
-	if st := m.Stats(); st.Held != 0 || st.Parked != 0 || m.Call(c.ID()) != nil {
+	if st := m.Stats(); st.Held != 0 || st.Parked != 0 || m.HeldCall(c.ID()) != nil {
 		t.Errorf("stats with the task answered and working: %+v", st)
 	}
 	ask := req{params: map[string]any{"name": "ask"}, principal: "alice", caps: allCaps}
@@ -356,15 +356,15 @@ func TestBeginRelease(t *testing.T) {
 	}
 	waitStatus(t, c, mrtr.InputRequired)
 	c.Release() // running: nothing happens
-	if m.Call(c.ID()) == nil {
+	if m.HeldCall(c.ID()) == nil {
 		t.Fatal("Release took a running call out of the table")
 	}
-	c.Cancel(errors.New("cancelled by the test"))
-	if m.Call(c.ID()) == nil {
+	c.Stop(errors.New("cancelled by the test"))
+	if m.HeldCall(c.ID()) == nil {
 		t.Fatal("the cancelled call left the table before its round ended; the test shows nothing")
 	}
 	c.Release()
-	if m.Call(c.ID()) != nil {
+	if m.HeldCall(c.ID()) != nil {
 		t.Error("the released call is still in the table")
 	}
 	eventually(t, "the instance is back", func() bool { inUse, _ := p.Stats(); return inUse == 0 })

@@ -143,7 +143,8 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 // go-sdk), within the sessions' limits (serveSessions). Either is tracked
 // (httpcalls), so that its calls end with it.
 //
-// The way of a 2026-07-28 tools/call, in code:
+// The way of a 2026-07-28 tools/call, in code: HTTP handler, route, 2026
+// edge, core, mrtr, plugin.
 //
 //   - HTTPHandler: the Host and Origin checks (guard), authentication;
 //   - serveMCP, here: the route (stateless.Edge.Takes);
@@ -151,12 +152,16 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 //     the headers, a retry held by another replica forwarded there, then
 //     serveFast and serveQuick for a tool some plugin serves (anything
 //     else goes to the go-sdk's stateless handler, whose innermost
-//     middleware is the edge's: calls.sdkCall);
-//   - calls.serve: the core admits a retry (core.Core.Admit), and the
-//     call runs in package mrtr (mrtr.Manager.Serve), which gives it a
-//     host of its own and parks it when the plugin asks the client for
-//     input;
-//   - core.Core.CallTool, within that run: the plugin's call.
+//     middleware is the edge's: calls.sdkCall); the edge encodes the
+//     answer (input_required, a task, the result, an HTTP status);
+//   - the core, core.Core.ServeHeld: it admits a retry (Admit), refuses a
+//     task-only tool to a client without the tasks extension, and starts
+//     the call in package mrtr (mrtr.Manager.Serve, or tasks.Table.Call
+//     for a client that declares the extension);
+//   - mrtr: the call gets a host of its own, and is parked when the
+//     plugin asks the client for input;
+//   - core.Core.CallTool, within that run (or the go-sdk's handler, which
+//     calls it): the plugin's call.
 func (s *Server) serveMCP(sessionHTTP http.Handler, o HTTPOptions) http.Handler {
 	var live atomic.Int64 // sessions open or being opened
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

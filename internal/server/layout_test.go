@@ -17,7 +17,8 @@ const module = "github.com/hangar-mcp/hangar/"
 // layoutRules are what each package of the server may use, as their
 // package docs say: the compiler keeps the edges and the core from
 // importing each other in a circle; these keep the core free of wires and
-// sessions, and the edges of the composition root.
+// sessions, the edges of the composition root, and package mrtr, which
+// the core holds its calls with, free of transports.
 var layoutRules = map[string]struct {
 	allow     func(path string) bool // imports outside the standard library
 	deny      []string               // imports
@@ -27,6 +28,10 @@ var layoutRules = map[string]struct {
 		allow: func(p string) bool {
 			return slices.Contains([]string{
 				module + "internal/plugin", module + "internal/auth", module + "internal/metrics", module + "internal/catalog", module + "internal/argcheck",
+				// The core holds the calls of 2026-07-28 that wait for the
+				// client (held.go): it starts them in package mrtr, and
+				// makes tasks of them with package tasks.
+				module + "internal/mrtr", module + "internal/tasks",
 				module + "internal/server/rawjson", module + "internal/server/wire",
 				"github.com/modelcontextprotocol/go-sdk/mcp", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/modelcontextprotocol/go-sdk/auth",
 				"github.com/google/jsonschema-go/jsonschema", "github.com/yosida95/uritemplate/v3",
@@ -57,9 +62,22 @@ var layoutRules = map[string]struct {
 		allow: func(p string) bool {
 			return !strings.HasPrefix(p, module) || slices.Contains([]string{
 				module + "internal/server/core", module + "internal/server/rawjson", module + "internal/server/wire", module + "internal/server/httpcalls",
+				module + "internal/server/forward",
 				module + "internal/mrtr", module + "internal/plugin", module + "internal/auth", module + "internal/tasks",
 			}, p)
 		},
+	},
+	// The HTTP forwarder of retries and task requests to the replica that
+	// holds them: HTTP's, used by the 2026 edge; of Hangar only package
+	// mrtr (its errors, the syntax of a replica's name).
+	"forward": {
+		allow: func(p string) bool { return p == module+"internal/mrtr" },
+	},
+	// Package mrtr holds the parked calls for the core, and knows no
+	// transport: forwarding over HTTP is package forward's.
+	"../mrtr": {
+		allow: func(p string) bool { return !strings.HasPrefix(p, module) || p == module+"internal/plugin" },
+		deny:  []string{"net", "net/http", "net/http/httputil", "net/url"},
 	},
 	"rawjson": {
 		allow: func(string) bool { return false },

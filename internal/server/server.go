@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/fastpath"
+	"github.com/hangar-mcp/hangar/internal/server/forward"
 	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/sessions"
 	"github.com/hangar-mcp/hangar/internal/server/stateless"
@@ -81,7 +83,7 @@ type Options struct {
 	// forwarded there. Neither: it is told to start again.
 	PeerURL string
 	// ForwardTimeout bounds a retry forwarded to another replica, its
-	// answer included; zero means mrtr.DefaultForwardTimeout.
+	// answer included; zero means forward.DefaultTimeout.
 	ForwardTimeout time.Duration
 	Peers          map[string]string
 
@@ -113,7 +115,7 @@ type Server struct {
 	stateless *stateless.Edge    // MCP 2026-07-28, per request
 	mrtr      *mrtr.Manager      // its parked calls
 	tasks     *tasks.Table       // its tasks; nil: the extension is not offered
-	fwd       *mrtr.Forwarder    // nil: no peers
+	fwd       *forward.Forwarder // nil: no peers
 	log       *slog.Logger
 	metrics   *metrics.Metrics // nil: none
 
@@ -150,12 +152,16 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 	if o.StateKey == nil && (o.Replica != "" || o.PeerURL != "" || len(o.Peers) > 0) {
 		o.Logger.Warn("no state key is configured (mrtr.state_key_file or mrtr.state_key_env): this replica seals MCP 2026-07-28 request states with a random key of its own, so a retry that reaches another replica must start its request again")
 	}
-	var fwd *mrtr.Forwarder
+	var fwd *forward.Forwarder
 	if o.PeerURL != "" || len(o.Peers) > 0 {
-		if fwd, err = mrtr.NewForwarder(mrtr.ForwarderOptions{Self: o.Replica, PeerURL: o.PeerURL, Peers: o.Peers, Timeout: o.ForwardTimeout, Logger: o.Logger}); err != nil {
+		if fwd, err = forward.New(forward.Options{Self: o.Replica, PeerURL: o.PeerURL, Peers: o.Peers, Timeout: o.ForwardTimeout, Logger: o.Logger}); err != nil {
 			m.Close()
 			return nil, err
 		}
+	}
+	if o.TaskAfter < 0 {
+		m.Close()
+		return nil, errors.New("Options.TaskAfter must not be negative")
 	}
 	var tt *tasks.Table
 	if o.Tasks != nil {
@@ -171,12 +177,16 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 		}
 		m.Close()
 	}
-	c := core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider})
+	// The core holds the calls of 2026-07-28 that wait for the client's
+	// input, and makes tasks of them: the edge reaches package mrtr and the
+	// table through it for calls, and itself only to route a retry to the
+	// replica that holds its call and to serve tasks/*.
+	c := core.New(&core.Options{Logger: o.Logger, Metrics: o.Metrics, TracerProvider: o.TracerProvider, Manager: m, Tasks: tt, TaskAfter: o.TaskAfter})
 	// The edges are peers over the core: none imports another. What one
 	// needs of another is wired here. The HTTP requests that carry calls
 	// are tracked once, for all of them (httpcalls).
 	requests := httpcalls.NewTracker()
-	so := &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath, Requests: requests, Tasks: tt, TaskAfter: o.TaskAfter}
+	so := &stateless.Options{Logger: o.Logger, Version: o.Version, Manager: m, Forwarder: fwd, DisableFastPath: o.DisableFastPath, Requests: requests, Tasks: tt}
 	hooks, err := stateless.NewHooks(c, so)
 	if err != nil {
 		closeAll()

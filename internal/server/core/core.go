@@ -9,12 +9,15 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hangar-mcp/hangar/internal/metrics"
+	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/tasks"
 )
 
 // ErrConflict reports a tool or prompt name, a resource URI or a URI
@@ -47,6 +50,19 @@ type Options struct {
 	// TracerProvider, if set, gets a span for each request and each plugin
 	// call. Nil means no tracing.
 	TracerProvider trace.TracerProvider
+
+	// Manager holds the calls of MCP 2026-07-28 that ask the client for
+	// input, between its requests (ServeHeld). Nil: ServeHeld fails
+	// (ErrNoManager).
+	Manager *mrtr.Manager
+	// Tasks, if set, holds the tasks of the tasks extension: a tools/call
+	// whose request declares it goes through the table (ServeHeld). Nil:
+	// no call becomes a task.
+	Tasks *tasks.Table
+	// TaskAfter is the threshold after which a call still running becomes
+	// a task (mrtr.TaskAuto); zero means tasks.DefaultAfter, and a
+	// negative one is taken as zero (package server refuses it first).
+	TaskAfter time.Duration
 }
 
 // Core serves a set of plugins to the edges: it keeps what they offer,
@@ -71,6 +87,8 @@ type Core struct {
 	templates map[string]*mount // exposed URI template -> owner
 
 	templateOrder []compiledTemplate // templates, sorted; nil: to be made again
+
+	held held // what holds the calls of 2026-07-28 (held.go)
 
 	roots  rootsRuns // on_roots_list_changed calls in progress (roots.go)
 	claims claims    // who owns what, besides the maps above (claims.go); guarded by mu
@@ -150,7 +168,13 @@ func New(opts *Options) *Core {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Core{log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider)}
+	if o.TaskAfter <= 0 {
+		o.TaskAfter = tasks.DefaultAfter
+	}
+	return &Core{
+		log: o.Logger, calls: newTracker(), metrics: o.Metrics, tracer: tracerOf(o.TracerProvider),
+		held: held{m: o.Manager, tasks: o.Tasks, after: o.TaskAfter},
+	}
 }
 
 // Listen adds l to the listeners told what the core offers. Call it before

@@ -21,21 +21,21 @@ import (
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/forward"
 	"github.com/hangar-mcp/hangar/internal/server/httpcalls"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 	"github.com/hangar-mcp/hangar/internal/tasks"
 )
 
 // Core is what the 2026-07-28 edge needs of the dispatch core: lookups,
-// the requests its fast path serves, the check of a retry, and
-// observation. *core.Core implements it.
+// the calls that may need the client's input (which the core holds
+// between the client's requests, and may make tasks), the check of a
+// listen's resources, and observation. *core.Core implements it.
 type Core interface {
 	HasTool(name string) bool
-	ToolMeta(name string) mcp.Meta
 	HasResource(uri string) bool
 	Admit(rq core.Request, method, key string) error
-	CallTool(ctx context.Context, rq core.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error)
-	ReadResource(ctx context.Context, rq core.Request, uri string) (*mcp.ReadResourceResult, error)
+	ServeHeld(ctx context.Context, hc *core.HeldCall, run core.HeldRun) (*core.HeldOutcome, error)
 	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
 	EndRequest(span trace.Span, method string, res mcp.Result, err error)
 	Fingerprint(k plugin.ListKind, g *auth.Grant) string
@@ -47,12 +47,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients in serverInfo.
 	Version string
-	// Manager runs the calls that may ask the client for input (multi
-	// round-trip requests). Required.
+	// Manager is the core's (core.Options.Manager), which holds the calls
+	// that ask the client for input: the edge asks it only where a
+	// retry's call is held (this replica, or another to forward it to),
+	// over HTTP. Required by New; the calls go through the core.
 	Manager *mrtr.Manager
 	// Forwarder, if set, sends a retry whose requestState names another
 	// replica there (HTTP only). Nil: such a retry is told to start again.
-	Forwarder *mrtr.Forwarder
+	Forwarder *forward.Forwarder
 	// DisableFastPath leaves every request to the go-sdk: the edge still
 	// checks each one, routes retries and serves parked calls.
 	DisableFastPath bool
@@ -62,27 +64,27 @@ type Options struct {
 	// find. Required by New: the go-sdk's sessions must be given the same
 	// Tracker.
 	Requests *httpcalls.Tracker
-	// Tasks, if set, holds the tasks of the tasks extension: server/discover
-	// offers it, a tools/call whose request declares it goes through the
-	// table, and tasks/get, tasks/update and tasks/cancel are served. Nil:
-	// the extension is not offered, and those methods are unknown.
+	// Tasks, if set, is the core's table of the tasks extension
+	// (core.Options.Tasks, through which a tools/call whose request
+	// declares it goes): server/discover offers the extension, and
+	// tasks/get, tasks/update and tasks/cancel, and listens that follow
+	// tasks, are served with it. Nil: the extension is not offered, and
+	// those methods are unknown.
 	Tasks *tasks.Table
-	// TaskAfter is the threshold after which a call still running becomes
-	// a task (mrtr.TaskAuto); zero means tasks.DefaultAfter.
-	TaskAfter time.Duration
 }
 
 // Edge is the edge of MCP 2026-07-28: it checks each request of that
 // version, serves through the dispatch core the ones that may need the
-// client's input (tools/call, prompts/get, resources/read) with package
-// mrtr, and leaves the rest to the go-sdk. It is a core.Listener: it
+// client's input (tools/call, prompts/get, resources/read; the core holds
+// their calls), and leaves the rest to the go-sdk. It is a core.Listener: it
 // refuses tools whose x-mcp-header annotations are invalid, and keeps the
 // others' bindings.
 type Edge struct {
 	*calls
 	sdkHTTP  http.Handler // the go-sdk's stateless Streamable HTTP
 	requests *httpcalls.Tracker
-	fwd      *mrtr.Forwarder
+	m        *mrtr.Manager // where a retry's call is held (route)
+	fwd      *forward.Forwarder
 	log      *slog.Logger
 	fastOff  bool
 
@@ -97,14 +99,13 @@ type Edge struct {
 }
 
 // calls serves the requests of 2026-07-28 that may need the client's
-// input through the Manager: what the edge's fast path and the go-sdk's
-// path (its middleware, in Hooks) share. It holds no state of its own.
+// input through the core, and the requests of the tasks extension: what
+// the edge's fast path and the go-sdk's path (its middleware, in Hooks)
+// share. It holds no state of its own.
 type calls struct {
 	core  Core
-	m     *mrtr.Manager
 	info  *mcp.Implementation
-	tasks *tasks.Table  // nil: the tasks extension is not offered
-	after time.Duration // the threshold of TaskAuto
+	tasks *tasks.Table // nil: the tasks extension is not offered
 }
 
 func newCalls(c Core, opts *Options) (*calls, Options, error) {
@@ -112,19 +113,10 @@ func newCalls(c Core, opts *Options) (*calls, Options, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Manager == nil {
-		return nil, o, errors.New("stateless: Options.Manager is required")
-	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.TaskAfter < 0 {
-		return nil, o, errors.New("stateless: Options.TaskAfter must not be negative")
-	}
-	if o.TaskAfter == 0 {
-		o.TaskAfter = tasks.DefaultAfter
-	}
-	return &calls{core: c, m: o.Manager, info: &mcp.Implementation{Name: "hangar", Version: o.Version}, tasks: o.Tasks, after: o.TaskAfter}, o, nil
+	return &calls{core: c, info: &mcp.Implementation{Name: "hangar", Version: o.Version}, tasks: o.Tasks}, o, nil
 }
 
 // Hooks are what the edge adds to the go-sdk server that serves the
@@ -168,6 +160,9 @@ func New(c Core, sdkHTTP http.Handler, opts *Options) (*Edge, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Manager == nil {
+		return nil, errors.New("stateless: Options.Manager is required: the core's, which says where a retry's call is held")
+	}
 	if sdkHTTP == nil {
 		return nil, errors.New("stateless: New needs the go-sdk's stateless HTTP handler, whose server has the edge's Hooks")
 	}
@@ -178,6 +173,7 @@ func New(c Core, sdkHTTP http.Handler, opts *Options) (*Edge, error) {
 		calls:     k,
 		sdkHTTP:   sdkHTTP,
 		requests:  o.Requests,
+		m:         o.Manager,
 		fwd:       o.Forwarder,
 		log:       o.Logger,
 		fastOff:   o.DisableFastPath,
@@ -281,78 +277,28 @@ func scope(private bool) string {
 	return "public"
 }
 
-// call is a request of 2026-07-28 that may need the client's input, as
-// either path describes it.
-type call struct {
-	method string // tools/call, prompts/get or resources/read
-	key    string // the tool's or prompt's name, or the URI
-	params json.RawMessage
-	retry  bool         // it carries a requestState
-	rq     core.Request // Principal, ID, Meta, Version, Capabilities
-	sink   mrtr.Sink
-	client string // the client key of an anonymous request, for the caps on tasks
-}
-
-// serve serves c through the Manager: a first request starts the call
-// with run (given the call's own context and a request whose client sink
-// is the call's, and which no session or HTTP request ends: the Manager
-// bounds it); a retry, once the core has admitted it (the tool, prompt or
-// resource is still there for the caller), brings its answers to the
-// parked call. It returns the call's result, or the input it needs, or,
-// for a tools/call whose request declares the tasks extension, the task
-// the call became.
-func (e *calls) serve(ctx context.Context, c *call, run func(ctx context.Context, rq core.Request) (mcp.Result, error)) (mcp.Result, *mrtr.InputRequiredResult, *tasks.Detailed, error) {
-	if c.retry {
-		if err := e.core.Admit(c.rq, c.method, c.key); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	req := mrtr.Request{Method: c.method, Params: c.params, Principal: principalOf(c.rq.Principal), Capabilities: c.rq.Capabilities, Sink: c.sink}
-	runCall := func(ctx context.Context, host plugin.Host) (any, error) {
-		rq := c.rq
-		rq.Client, rq.Scope, rq.Carrier = host, nil, nil
-		return run(ctx, rq)
-	}
-	var out *mrtr.Outcome
-	var err error
-	if e.tasks != nil && c.method == "tools/call" && !declaresTasks(c.rq.Meta) && e.taskSupport(c.key) == "required" {
-		// A tool that runs only as a task, for a client that cannot
-		// have one: refused before it runs.
-		return nil, nil, nil, missingTasks("tool " + c.key)
-	}
-	if e.tasks != nil && c.method == "tools/call" && declaresTasks(c.rq.Meta) {
-		var d *tasks.Detailed
-		d, out, err = e.tasks.Call(ctx, req, c.client, runCall, e.policy(c.key))
-		if err == nil && d != nil {
-			return nil, nil, d, nil
-		}
-	} else {
-		out, err = e.m.Serve(ctx, req, runCall)
-	}
+// serve serves hc through the core (core.Core.ServeHeld, with run: nil
+// for the core's own dispatch), and settles the cache hints of a read's
+// result, which the wire carries: the go-sdk's readResource sets them
+// (setCacheable) on its path, and a read that a retry completed depends
+// on the answers, which are not part of the request a cache would key it
+// by.
+func (e *calls) serve(ctx context.Context, hc *core.HeldCall, run core.HeldRun) (*core.HeldOutcome, error) {
+	out, err := e.core.ServeHeld(ctx, hc, run)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	if out.Input != nil {
-		return nil, out.Input, nil, nil
-	}
-	res, ok := out.Result.(mcp.Result)
-	if !ok || res == nil {
-		return nil, nil, nil, fmt.Errorf("internal error: the call of %s returned no result", c.method)
-	}
-	if r, ok := res.(*mcp.ReadResourceResult); ok {
-		// The go-sdk's readResource set them (setCacheable) on its path.
-		readHints(&r.Cacheable, c.rq.Principal != nil)
-		if c.retry {
-			// The result depends on the answers, which are not part of the
-			// request a cache would key it by.
+	if r, ok := out.Result.(*mcp.ReadResourceResult); ok {
+		readHints(&r.Cacheable, hc.Request.Principal != nil)
+		if hc.Retry {
 			r.TTLMs, r.CacheScope = 0, "private"
 		}
 	}
-	return res, nil, nil, nil
+	return out, nil
 }
 
-// principalOf is the principal a requestState binds: the token's
-// subject, or "" without authentication.
+// principalOf is the owner of a task: the token's subject, or "" without
+// authentication (as the core binds a requestState to).
 func principalOf(ti *sdkauth.TokenInfo) string {
 	if ti == nil {
 		return ""

@@ -405,44 +405,45 @@ func (e *Edge) quick(m *message) bool {
 
 // serveQuick serves a tools/call or resources/read of a tool or resource
 // some plugin serves in front of the go-sdk, over either transport:
-// through the Manager (a call that asks its client for input is answered
-// input_required), with the request's span, its notifications to sink.
+// through the core, which holds the call (a call that asks its client for
+// input is answered input_required) and runs it with its own CallTool or
+// ReadResource, with the request's span, its notifications to sink.
 // It returns the answer encoded as the go-sdk writes it, or the error to
 // answer with; ended reports that the request ended (its client went
 // away, or cancelled it) while its call ran.
 func (e *Edge) serveQuick(ctx context.Context, m *message, rm *reqMeta, principal *sdkauth.TokenInfo, carrier propagation.TextMapCarrier, sink mrtr.Sink) (answer []byte, jerr *jsonrpc.Error, ended bool) {
 	wire.ServedFast()
-	c := &call{
-		method: m.method,
-		key:    m.key,
-		params: m.params,
-		retry:  m.state,
-		rq:     core.Request{Principal: principal, ID: wire.IDString(m.id), Meta: rm.meta, Version: Version, Capabilities: rm.caps},
-		sink:   sink,
-		client: clientKey(ctx),
+	hc := &core.HeldCall{
+		Request:   core.Request{Principal: principal, ID: wire.IDString(m.id), Meta: rm.meta, Version: Version, Capabilities: rm.caps},
+		Method:    m.method,
+		Key:       m.key,
+		Params:    m.params,
+		Args:      m.args,
+		Retry:     m.state,
+		Sink:      sink,
+		ClientKey: clientKey(ctx),
 	}
 	target := ""
 	if m.method == "tools/call" {
 		target = m.key
 	}
-	ctx, span := e.core.StartRequest(ctx, m.method, target, rm.meta, carrier, "", c.rq.ID)
-	res, input, task, err := e.serve(ctx, c, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
-		if m.method == "tools/call" {
-			return e.core.CallTool(ctx, rq, m.key, m.args)
-		}
-		return e.core.ReadResource(ctx, rq, m.key)
-	})
+	ctx, span := e.core.StartRequest(ctx, m.method, target, rm.meta, carrier, "", hc.Request.ID)
+	out, err := e.serve(ctx, hc, nil)
+	var res mcp.Result
+	if out != nil {
+		res = out.Result
+	}
 	e.core.EndRequest(span, m.method, res, err)
 	var b []byte
 	switch {
 	case err != nil:
 		return nil, rpcError(err), errors.Is(err, mrtr.ErrRequestEnded)
-	case input != nil:
-		b, err = e.encodeInput(m.id, input)
-	case task != nil:
-		b, err = e.encodeTask(m.id, task, "task")
+	case out.Input != nil:
+		b, err = e.encodeInput(m.id, out.Input)
+	case out.Task != nil:
+		b, err = e.encodeTask(m.id, out.Task, "task")
 	default:
-		b, err = e.encodeResult(m.id, res)
+		b, err = e.encodeResult(m.id, out.Result)
 	}
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("encoding the result of %s: %v", m.method, err)}, false

@@ -17,8 +17,9 @@ import (
 // answers server/discover and the lists itself, and puts resultType and
 // serverInfo on every result. The middleware here, the innermost of the
 // go-sdk server, serves what needs Hangar: the requests that may ask the
-// client for input go through the Manager, with the go-sdk's handlers
-// run as the call; errors are 2026-07-28's. Those handlers (the sessions
+// client for input go to the core (core.Core.ServeHeld), which holds
+// their calls, with the go-sdk's handlers run as the call; errors are
+// 2026-07-28's. Those handlers (the sessions
 // edge registered them) describe the call for the core as
 // detachedRequest says, which package server gives the sessions edge as
 // its Hooks.Request: the middleware marks the context it hands them, and
@@ -55,18 +56,18 @@ func (e *calls) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // sdkCall serves a request that may need the client's input on the
 // go-sdk path: the go-sdk's handler for it is the call.
 func (e *calls) sdkCall(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-	c := &call{method: method, rq: core.Request{Meta: req.GetParams().GetMeta(), Version: Version}}
+	hc := &core.HeldCall{Method: method, Request: core.Request{Meta: req.GetParams().GetMeta(), Version: Version}}
 	if x := req.GetExtra(); x != nil {
-		c.rq.Principal = x.TokenInfo
+		hc.Request.Principal = x.TokenInfo
 	}
 	var empty mcp.Result // the result type, for an input_required answer
 	switch p := req.GetParams().(type) {
 	case *mcp.CallToolParamsRaw:
-		c.key, c.retry, empty = p.Name, p.RequestState != "", &mcp.CallToolResult{}
+		hc.Key, hc.Retry, empty = p.Name, p.RequestState != "", &mcp.CallToolResult{}
 	case *mcp.GetPromptParams:
-		c.key, c.retry, empty = p.Name, p.RequestState != "", &mcp.GetPromptResult{}
+		hc.Key, hc.Retry, empty = p.Name, p.RequestState != "", &mcp.GetPromptResult{}
 	case *mcp.ReadResourceParams:
-		c.key, c.retry, empty = p.URI, p.RequestState != "", &mcp.ReadResourceResult{}
+		hc.Key, hc.Retry, empty = p.URI, p.RequestState != "", &mcp.ReadResourceResult{}
 	default:
 		return next(ctx, method, req)
 	}
@@ -74,31 +75,33 @@ func (e *calls) sdkCall(ctx context.Context, method string, req mcp.Request, nex
 	if err != nil {
 		return nil, err
 	}
-	c.params = params
-	caps, err := metaCapabilities(c.rq.Meta)
+	hc.Params = params
+	caps, err := metaCapabilities(hc.Request.Meta)
 	if err != nil {
 		return nil, err
 	}
-	c.rq.Capabilities = caps
+	hc.Request.Capabilities = caps
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 		// The go-sdk puts what it sends with the request's context on the
 		// request's stream, at the log level of its _meta.
-		c.sink = sessionSink{ss}
+		hc.Sink = sessionSink{ss}
 	}
-	c.client = clientKey(ctx)
-	res, input, task, err := e.serve(ctx, c, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
+	hc.ClientKey = clientKey(ctx)
+	// The go-sdk's handler is the call: it decodes the arguments, and
+	// reaches the core as any of its handlers does.
+	out, err := e.serve(ctx, hc, func(ctx context.Context, rq core.Request) (mcp.Result, error) {
 		return next(context.WithValue(ctx, detachedKey{}, &detached{client: rq.Client, caps: rq.Capabilities}), method, req)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if input != nil {
-		return &inputRequired{Result: empty, in: input}, nil
+	if out.Input != nil {
+		return &inputRequired{Result: empty, in: out.Input}, nil
 	}
-	if task != nil {
-		return &taskCreated{Result: empty, e: e, d: task}, nil
+	if out.Task != nil {
+		return &taskCreated{Result: empty, e: e, d: out.Task}, nil
 	}
-	return res, nil
+	return out.Result, nil
 }
 
 // detached is a call that the middleware runs apart from the request that

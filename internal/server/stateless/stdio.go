@@ -21,7 +21,7 @@ import (
 // for the headers, which stdio has none of), and a tools/call or
 // resources/read of a tool or resource some plugin serves is served on the
 // fast path. A retry whose state names another replica cannot be
-// forwarded: the Manager tells the client to start again.
+// forwarded: the core's Manager tells the client to start again.
 
 // Line tells what the edge makes of a line of a stdio stream, body
 // (without its line end): a request of 2026-07-28 is answered or served

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
+	"github.com/hangar-mcp/hangar/internal/server/core"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 	"github.com/hangar-mcp/hangar/internal/tasks"
 )
@@ -25,7 +26,7 @@ import (
 // as before.
 
 // TasksExtension is the extension's name in capabilities.extensions.
-const TasksExtension = "io.modelcontextprotocol/tasks"
+const TasksExtension = wire.TasksExtension
 
 // localClient is the client key of an anonymous request with no address
 // (stdio, in-process): one client per process.
@@ -38,20 +39,13 @@ func taskMethod(method string) bool {
 }
 
 // declaresTasks reports whether a request's _meta declares the extension
-// among the client's capabilities (an object under extensions).
-func declaresTasks(meta mcp.Meta) bool {
-	c, _ := meta[wire.MetaClientCapabilities].(map[string]any)
-	ext, _ := c["extensions"].(map[string]any)
-	_, ok := ext[TasksExtension].(map[string]any)
-	return ok
-}
+// among the client's capabilities.
+func declaresTasks(meta mcp.Meta) bool { return wire.DeclaresTasks(meta) }
 
 // missingTasks is the error of a request that needs the extension and
-// does not declare it.
-func missingTasks(what string) *jsonrpc.Error {
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
-	return &jsonrpc.Error{Code: CodeMissingRequiredClientCapability, Message: fmt.Sprintf("%s needs the tasks extension: declare %q in _meta[%q].extensions", what, TasksExtension, wire.MetaClientCapabilities), Data: data}
-}
+// does not declare it: the core's (core.MissingTasks), which refuses a
+// tool that runs only as a task the same way.
+func missingTasks(what string) *jsonrpc.Error { return core.MissingTasks(what) }
 
 // clientKey tells an anonymous request's client from others, for the
 // caps on tasks: the address the HTTP layer put in ctx, else localClient.
@@ -98,34 +92,6 @@ func taskID(params json.RawMessage) string {
 		return ""
 	}
 	return *p.TaskID
-}
-
-// TaskMetaKey is the key of a tool's _meta under which its plugin says
-// when its calls become tasks (pdk.Tool.Task): "never", "always",
-// "required"; absent, or any other value, the default (auto).
-const TaskMetaKey = wire.MetaTask
-
-// taskSupport returns what the tool with the exposed name says of its
-// tasks.
-func (e *calls) taskSupport(name string) string {
-	s, _ := e.core.ToolMeta(name)[TaskMetaKey].(string)
-	return s
-}
-
-// policy is the task policy of a call of the tool with the exposed name,
-// as its plugin says (pdk.Tool.Task): by default (auto) a call becomes a
-// task once it runs past the threshold; "never" never; "always" at once;
-// "required" at once once it has the input it asks for over MRTR.
-func (e *calls) policy(name string) mrtr.TaskPolicy {
-	switch e.taskSupport(name) {
-	case "never":
-		return mrtr.TaskPolicy{Mode: mrtr.TaskNever}
-	case "always":
-		return mrtr.TaskPolicy{Mode: mrtr.TaskAlways}
-	case "required":
-		return mrtr.TaskPolicy{Mode: mrtr.TaskAfterInput, After: e.after}
-	}
-	return mrtr.TaskPolicy{Mode: mrtr.TaskAuto, After: e.after}
 }
 
 // serveTask answers tasks/get, tasks/update or tasks/cancel, of owner:

@@ -39,3 +39,16 @@ func metaVersion(req mcp.Request) string {
 	v, _ := p.GetMeta()[MetaProtocolVersion].(string)
 	return v
 }
+
+// TasksExtension is the tasks extension's name in a client's or server's
+// capabilities.extensions.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// DeclaresTasks reports whether a request's _meta declares the tasks
+// extension among the client's capabilities (an object under extensions).
+func DeclaresTasks(meta mcp.Meta) bool {
+	c, _ := meta[MetaClientCapabilities].(map[string]any)
+	ext, _ := c["extensions"].(map[string]any)
+	_, ok := ext[TasksExtension].(map[string]any)
+	return ok
+}

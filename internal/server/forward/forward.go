@@ -1,4 +1,4 @@
-package mrtr
+package forward
 
 import (
 	"bytes"
@@ -15,19 +15,21 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/hangar-mcp/hangar/internal/mrtr"
 )
 
-// ForwardedHeader marks a request one replica forwarded to another, with
-// the forwarding replica's name. A request that carries it is never
-// forwarded again (Forwarder's loop guard).
-const ForwardedHeader = "Hangar-Forwarded-By"
+// Header marks a request one replica forwarded to another, with the
+// forwarding replica's name. A request that carries it is never forwarded
+// again (Forwarder's loop guard).
+const Header = "Hangar-Forwarded-By"
 
-// Defaults of ForwarderOptions.
+// Defaults of Options.
 const (
-	// DefaultForwardTimeout bounds a whole forwarded exchange, answer
+	// DefaultTimeout bounds a whole forwarded exchange, answer
 	// included: the peer bounds the call itself (call timeout), so this
 	// only ends exchanges with a peer that stopped answering.
-	DefaultForwardTimeout = 2 * time.Minute
+	DefaultTimeout = 2 * time.Minute
 	// DefaultDialTimeout bounds connecting to the peer: a replica that is
 	// gone is reported within it.
 	DefaultDialTimeout = 5 * time.Second
@@ -43,9 +45,9 @@ var forwardedHeaders = []string{
 	"Traceparent", "Tracestate", "Baggage",
 }
 
-// ForwarderOptions configure a Forwarder.
-type ForwarderOptions struct {
-	// Self is this replica's name, sent in ForwardedHeader.
+// Options configure a Forwarder.
+type Options struct {
+	// Self is this replica's name, sent in Header.
 	Self string
 	// PeerURL is the URL of a replica's MCP endpoint with "{replica}" for
 	// its name, such as "http://{replica}:8080/mcp" (with replicas named
@@ -54,8 +56,7 @@ type ForwarderOptions struct {
 	// Peers maps replica names to their MCP endpoint's URL; it takes
 	// precedence over PeerURL.
 	Peers map[string]string
-	// Timeout bounds a forwarded exchange; zero means
-	// DefaultForwardTimeout.
+	// Timeout bounds a forwarded exchange; zero means DefaultTimeout.
 	Timeout time.Duration
 	// DialTimeout bounds connecting to the peer; zero means
 	// DefaultDialTimeout. Ignored with Transport.
@@ -70,7 +71,7 @@ type ForwarderOptions struct {
 
 // Forwarder sends a retry to the replica that holds its call, and streams
 // the answer back. It is the HTTP edge's: a retry's requestState names
-// the replica (Manager.Locate), and only a state the replicas' shared key
+// the replica (mrtr.Manager.Locate), and only a state the replicas' shared key
 // authenticates does, so that a client cannot make a replica send
 // requests anywhere else.
 type Forwarder struct {
@@ -84,9 +85,9 @@ type Forwarder struct {
 	forwarded, gone atomic.Uint64
 }
 
-// NewForwarder returns a Forwarder. It fails when neither PeerURL nor
+// New returns a Forwarder. It fails when neither PeerURL nor
 // Peers is set, or when a URL is not an absolute http or https URL.
-func NewForwarder(o ForwarderOptions) (*Forwarder, error) {
+func New(o Options) (*Forwarder, error) {
 	f := &Forwarder{self: o.Self, template: o.PeerURL, peers: map[string]*url.URL{}, timeout: o.Timeout, log: o.Logger}
 	if o.PeerURL == "" && len(o.Peers) == 0 {
 		return nil, errors.New("forwarding needs the peers' URLs: a template with {replica} or a map of replica names to URLs")
@@ -107,7 +108,7 @@ func NewForwarder(o ForwarderOptions) (*Forwarder, error) {
 		f.peers[name] = u
 	}
 	if f.timeout <= 0 {
-		f.timeout = DefaultForwardTimeout
+		f.timeout = DefaultTimeout
 	}
 	if f.log == nil {
 		f.log = slog.Default()
@@ -149,14 +150,14 @@ func (f *Forwarder) URL(replica string) (*url.URL, error) {
 	if u, ok := f.peers[replica]; ok {
 		return u, nil
 	}
-	if f.template == "" || !ReplicaRE.MatchString(replica) {
-		return nil, fmt.Errorf("%w: no address for replica %q", ErrReplicaGone, replica)
+	if f.template == "" || !mrtr.ReplicaRE.MatchString(replica) {
+		return nil, fmt.Errorf("%w: no address for replica %q", mrtr.ErrReplicaGone, replica)
 	}
 	return peerURL(strings.ReplaceAll(f.template, "{replica}", replica))
 }
 
 // Forwarded reports whether r was forwarded by another replica.
-func Forwarded(r *http.Request) bool { return r.Header.Get(ForwardedHeader) != "" }
+func Forwarded(r *http.Request) bool { return r.Header.Get(Header) != "" }
 
 // Forward sends the request r, whose body the edge has read into body, to
 // the replica named replica, and copies the answer to w as it comes
@@ -186,10 +187,11 @@ func (f *Forwarder) Forward(w http.ResponseWriter, r *http.Request, body []byte,
 // reports whether the replica used the state up: it answered, and not
 // with the same state again (a retry refused for a wrong answer gets 400;
 // one without the requested answer gets input_required with the same
-// state, still good). The edge gives that to Manager.BeginForward's end.
+// state, still good). The edge gives that to mrtr.Manager.BeginForward's
+// end.
 func (f *Forwarder) ForwardRetry(w http.ResponseWriter, r *http.Request, body []byte, replica string, id json.RawMessage, state string) (used bool, err error) {
 	if Forwarded(r) {
-		err := fmt.Errorf("%w: the request was forwarded here by replica %q, which does not hold it either", ErrReplicaGone, r.Header.Get(ForwardedHeader))
+		err := fmt.Errorf("%w: the request was forwarded here by replica %q, which does not hold it either", mrtr.ErrReplicaGone, r.Header.Get(Header))
 		writeRPCError(w, id, err)
 		return false, err
 	}
@@ -227,7 +229,7 @@ func (f *Forwarder) ForwardRetry(w http.ResponseWriter, r *http.Request, body []
 					h[k] = v
 				}
 			}
-			h.Set(ForwardedHeader, f.selfName())
+			h.Set(Header, f.selfName())
 			pr.Out.Header = h
 		},
 		Transport:     f.transport,
@@ -247,7 +249,7 @@ func (f *Forwarder) ForwardRetry(w http.ResponseWriter, r *http.Request, body []
 			}
 			f.gone.Add(1)
 			f.log.Warn("MRTR retry not forwarded: the replica holding its call cannot be reached", "replica", replica, "url", u.String(), "error", err)
-			failed = fmt.Errorf("%w: replica %q cannot be reached", ErrReplicaGone, replica)
+			failed = fmt.Errorf("%w: replica %q cannot be reached", mrtr.ErrReplicaGone, replica)
 			writeRPCError(w, id, failed)
 		},
 		ErrorLog: slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
@@ -287,22 +289,22 @@ func (f *Forwarder) selfName() string {
 	return f.self
 }
 
-// ForwardStats are a Forwarder's counters.
-type ForwardStats struct {
+// Stats are a Forwarder's counters.
+type Stats struct {
 	Forwarded uint64 // retries a peer answered
 	Gone      uint64 // retries whose replica could not be reached
 }
 
 // Stats returns the Forwarder's counters.
-func (f *Forwarder) Stats() ForwardStats {
-	return ForwardStats{Forwarded: f.forwarded.Load(), Gone: f.gone.Load()}
+func (f *Forwarder) Stats() Stats {
+	return Stats{Forwarded: f.forwarded.Load(), Gone: f.gone.Load()}
 }
 
 // writeRPCError answers err as a JSON-RPC error response to the request id.
 func writeRPCError(w http.ResponseWriter, id json.RawMessage, err error) {
-	e := RPCError(err)
+	e := mrtr.RPCError(err)
 	if e == nil {
-		e = RPCError(fmt.Errorf("%w: %v", ErrReplicaGone, err))
+		e = mrtr.RPCError(fmt.Errorf("%w: %v", mrtr.ErrReplicaGone, err))
 	}
 	if len(id) == 0 {
 		id = json.RawMessage("null")

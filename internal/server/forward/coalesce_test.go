@@ -1,6 +1,8 @@
-package mrtr_test
+package forward_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -12,17 +14,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/hangar-mcp/hangar/internal/mrtr"
+	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/server/forward"
 )
 
 // Retries of one state sent to a replica that does not hold its call are
-// forwarded one at a time, and a state a forwarded retry used is refused
-// before it is forwarded again (issue 24, finding 7): 20 racing retries
+// forwarded one at a time (mrtr.Manager.BeginForward before
+// Forwarder.ForwardRetry, as the HTTP edge does), and a state a forwarded
+// retry used is refused before it is forwarded again (issue 24, finding 7): 20 racing retries
 // opened 20 connections to a hung owner.
 func TestForwardsCoalescedPerState(t *testing.T) {
-	p := loadPlugin(t, 2)
+	p := loadPlugin(t)
 	owner := newManager(t, mrtr.Options{Replica: "r2"})
-	_, _, state := mustInput(t, do(t, owner, p, req{params: map[string]any{"name": "ask"}}))
+	state := parked(t, owner, p)
 	here := newManager(t, mrtr.Options{Replica: "r1"})
 
 	// The owner answers what the test says: the same state again (an
@@ -41,11 +48,11 @@ func TestForwardsCoalescedPerState(t *testing.T) {
 	}
 	peer.Start()
 	defer peer.Close()
-	f, err := mrtr.NewForwarder(mrtr.ForwarderOptions{Self: "r1", Peers: map[string]string{"r2": peer.URL}, Timeout: 30 * time.Second})
+	f, err := forward.New(forward.Options{Self: "r1", Peers: map[string]string{"r2": peer.URL}, Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	forward := func() (bool, error, string) {
+	send := func() (bool, error, string) {
 		end, err := here.BeginForward(state)
 		if err != nil {
 			return false, err, ""
@@ -62,7 +69,7 @@ func TestForwardsCoalescedPerState(t *testing.T) {
 	results := make(chan bool, 20)
 	for range 20 {
 		wg.Go(func() {
-			used, err, _ := forward()
+			used, err, _ := send()
 			switch {
 			case errors.Is(err, mrtr.ErrRetryInFlight):
 				inFlight.Add(1)
@@ -98,16 +105,30 @@ func TestForwardsCoalescedPerState(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if used, err, _ := forward(); err != nil || !used {
+		if used, err, _ := send(); err != nil || !used {
 			t.Errorf("a retry the owner completed: used %v, %v", used, err)
 		}
 	}()
 	answer <- `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}`
 	<-done
-	if _, err, _ := forward(); !errors.Is(err, mrtr.ErrStateReplayed) {
+	if _, err, _ := send(); !errors.Is(err, mrtr.ErrStateReplayed) {
 		t.Errorf("a retry of a state the owner used: %v; want ErrStateReplayed before forwarding", err)
 	}
 	if st := here.Stats(); st.InFlightRefusals != 19 || st.ReplayedStates != 1 {
 		t.Errorf("stats: %+v", st)
 	}
+}
+
+// parked starts a call of the mrtr test plugin's ask tool on m, which
+// asks its client for input, and returns the requestState of its
+// input_required answer.
+func parked(t *testing.T, m *mrtr.Manager, p *plugin.Plugin) string {
+	t.Helper()
+	out, err := m.Serve(t.Context(), mrtr.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"ask","_meta":{}}`), Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}}, func(ctx context.Context, host plugin.Host) (any, error) {
+		return p.CallTool(ctx, &plugin.Call{Host: host, ID: "1", Meta: map[string]any{}}, "ask", json.RawMessage("null"))
+	})
+	if err != nil || out.Input == nil || out.Input.RequestState == "" {
+		t.Fatalf("the ask call: %+v, %v; want input_required", out, err)
+	}
+	return out.Input.RequestState
 }

@@ -1,4 +1,4 @@
-package mrtr_test
+package forward_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/hangar-mcp/hangar/internal/mrtr"
+	"github.com/hangar-mcp/hangar/internal/server/forward"
 )
 
 // A forwarded retry carries the credentials and MCP's headers, not the
@@ -28,7 +28,7 @@ func TestForwardHeaders(t *testing.T) {
 		io.WriteString(w, "event: message\ndata: {}\n\n")
 	}))
 	defer peer.Close()
-	f, err := mrtr.NewForwarder(mrtr.ForwarderOptions{Self: "r1", Peers: map[string]string{"r2": peer.URL + "/mcp"}})
+	f, err := forward.New(forward.Options{Self: "r1", Peers: map[string]string{"r2": peer.URL + "/mcp"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestForwardHeaders(t *testing.T) {
 	if !bytes.Equal(gotBody, body) {
 		t.Errorf("the peer read %q, want the body", gotBody)
 	}
-	for k, want := range map[string]string{"Authorization": "Bearer t", "Mcp-Method": "tools/call", "Mcp-Param-Region": "eu", mrtr.ForwardedHeader: "r1", "Cookie": "", "X-Client-Own": "", "Mcp-Name": ""} {
+	for k, want := range map[string]string{"Authorization": "Bearer t", "Mcp-Method": "tools/call", "Mcp-Param-Region": "eu", forward.Header: "r1", "Cookie": "", "X-Client-Own": "", "Mcp-Name": ""} {
 		if v := got.Get(k); v != want {
 			t.Errorf("the peer got %s %q, want %q", k, v, want)
 		}

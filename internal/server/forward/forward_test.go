@@ -1,4 +1,4 @@
-package mrtr_test
+package forward_test
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,10 +18,42 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/server/forward"
+	"github.com/hangar-mcp/hangar/internal/server/internal/servertest"
 	"github.com/hangar-mcp/hangar/internal/testutil"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testutil.Cleanup()
+	os.Exit(code)
+}
+
+// loadPlugin loads internal/testplugins/mrtr, whose tools ask their
+// client for input.
+func loadPlugin(t *testing.T) *plugin.Plugin {
+	t.Helper()
+	return servertest.Load(t, "mrtr", "./internal/testplugins/mrtr", config.Limits{})
+}
+
+// testKey is the state key the tests' managers share, as replicas do.
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+func newManager(t *testing.T, o mrtr.Options) *mrtr.Manager {
+	t.Helper()
+	if o.Key == nil {
+		o.Key = testKey
+	}
+	m, err := mrtr.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
 
 // edge is a minimal Streamable HTTP edge for 2026 tools/call over a
 // Manager, shaped as the server's is meant to be: it routes a retry to the
@@ -29,7 +62,7 @@ import (
 // SSE.
 type edge struct {
 	m *mrtr.Manager
-	f *mrtr.Forwarder
+	f *forward.Forwarder
 	p *plugin.Plugin
 
 	mu   sync.Mutex
@@ -150,7 +183,7 @@ func (s *sseSink) NotifyProgress(_ context.Context, p *mcp.ProgressNotificationP
 
 // replica starts an edge on 127.0.0.1 named after its port, whose peers
 // are found with the URL template http://127.0.0.1:{replica}/mcp.
-func replica(t *testing.T, p *plugin.Plugin, fo mrtr.ForwarderOptions) (*edge, string) {
+func replica(t *testing.T, p *plugin.Plugin, fo forward.Options) (*edge, string) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -161,7 +194,7 @@ func replica(t *testing.T, p *plugin.Plugin, fo mrtr.ForwarderOptions) (*edge, s
 	if fo.PeerURL == "" && fo.Peers == nil {
 		fo.PeerURL = "http://127.0.0.1:{replica}/mcp"
 	}
-	f, err := mrtr.NewForwarder(fo)
+	f, err := forward.New(fo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,9 +267,9 @@ func inputOf(t *testing.T, msgs []map[string]any) (string, string) {
 // forwarded there, with its credentials and MCP headers, and the answer,
 // notifications included, streams back.
 func TestForwardToTheReplicaHoldingTheCall(t *testing.T) {
-	p := loadPlugin(t, 0)
-	a, aURL := replica(t, p, mrtr.ForwarderOptions{})
-	b, bURL := replica(t, p, mrtr.ForwarderOptions{})
+	p := loadPlugin(t)
+	a, aURL := replica(t, p, forward.Options{})
+	b, bURL := replica(t, p, forward.Options{})
 	header := http.Header{
 		"Authorization":    {"Bearer alice"},
 		"Mcp-Method":       {"tools/call"},
@@ -281,7 +314,7 @@ func TestForwardToTheReplicaHoldingTheCall(t *testing.T) {
 		t.Fatalf("a received %d requests", len(seen))
 	}
 	fwd := seen[1]
-	if fwd.Get(mrtr.ForwardedHeader) != b.m.Replica() || fwd.Get("Authorization") != "Bearer alice" || fwd.Get("Mcp-Method") != "tools/call" ||
+	if fwd.Get(forward.Header) != b.m.Replica() || fwd.Get("Authorization") != "Bearer alice" || fwd.Get("Mcp-Method") != "tools/call" ||
 		fwd.Get("Mcp-Name") != "ask_twice" || fwd.Get("Mcp-Param-Region") != "eu" || fwd.Get("Cookie") != "" {
 		t.Errorf("forwarded headers %v", fwd)
 	}
@@ -296,14 +329,14 @@ func TestForwardToTheReplicaHoldingTheCall(t *testing.T) {
 // A forwarded request is never forwarded again; a replica that cannot be
 // reached gets the client a clean error telling it to start again.
 func TestForwardLoopGuardAndPeerGone(t *testing.T) {
-	p := loadPlugin(t, 0)
-	a, aURL := replica(t, p, mrtr.ForwarderOptions{})
+	p := loadPlugin(t)
+	a, aURL := replica(t, p, forward.Options{})
 	// gone is a replica that was there and is not any more.
 	gone := httptest.NewServer(http.NotFoundHandler())
 	goneURL := gone.URL
 	gone.Close()
-	b, bURL := replica(t, p, mrtr.ForwarderOptions{Peers: map[string]string{a.m.Replica(): goneURL}, DialTimeout: 2 * time.Second})
-	c, cURL := replica(t, p, mrtr.ForwarderOptions{})
+	b, bURL := replica(t, p, forward.Options{Peers: map[string]string{a.m.Replica(): goneURL}, DialTimeout: 2 * time.Second})
+	c, cURL := replica(t, p, forward.Options{})
 
 	params := map[string]any{"name": "ask", "_meta": map[string]any{"io.modelcontextprotocol/clientCapabilities": capsMeta}}
 	_, msgs := post(t, aURL, nil, "tools/call", params)
@@ -312,7 +345,7 @@ func TestForwardLoopGuardAndPeerGone(t *testing.T) {
 	params["inputResponses"] = map[string]any{key: map[string]any{"action": "decline"}}
 
 	t.Run("loop guard", func(t *testing.T) {
-		status, msgs := post(t, cURL, http.Header{mrtr.ForwardedHeader: {"x"}}, "tools/call", params)
+		status, msgs := post(t, cURL, http.Header{forward.Header: {"x"}}, "tools/call", params)
 		e, _ := msgs[0]["error"].(map[string]any)
 		if status != 400 || e == nil || e["code"] != float64(-32602) || !strings.Contains(e["message"].(string), "the replica holding this request is gone") ||
 			!strings.Contains(e["message"].(string), "start the request again") {
@@ -345,7 +378,7 @@ func TestForwardLoopGuardAndPeerGone(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer closeAll()
-		_, dURL := replica(t, p, mrtr.ForwarderOptions{Peers: map[string]string{a.m.Replica(): "http://" + addr + "/mcp"}, Timeout: 300 * time.Millisecond})
+		_, dURL := replica(t, p, forward.Options{Peers: map[string]string{a.m.Replica(): "http://" + addr + "/mcp"}, Timeout: 300 * time.Millisecond})
 		start := time.Now()
 		status, msgs := post(t, dURL, nil, "tools/call", params)
 		e, _ := msgs[0]["error"].(map[string]any)
@@ -364,7 +397,7 @@ func TestForwardLoopGuardAndPeerGone(t *testing.T) {
 }
 
 func TestForwarderURL(t *testing.T) {
-	f, err := mrtr.NewForwarder(mrtr.ForwarderOptions{PeerURL: "http://{replica}.hangar:8080/mcp", Peers: map[string]string{"r9": "https://r9.example/mcp"}})
+	f, err := forward.New(forward.Options{PeerURL: "http://{replica}.hangar:8080/mcp", Peers: map[string]string{"r9": "https://r9.example/mcp"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,9 +412,9 @@ func TestForwarderURL(t *testing.T) {
 			t.Errorf("URL(%q) = %v", name, u)
 		}
 	}
-	for _, o := range []mrtr.ForwarderOptions{{}, {PeerURL: "http://fixed/mcp"}, {PeerURL: "ftp://{replica}/"}, {Peers: map[string]string{"a": "/relative"}}} {
-		if _, err := mrtr.NewForwarder(o); err == nil {
-			t.Errorf("NewForwarder(%+v) accepted", o)
+	for _, o := range []forward.Options{{}, {PeerURL: "http://fixed/mcp"}, {PeerURL: "ftp://{replica}/"}, {Peers: map[string]string{"a": "/relative"}}} {
+		if _, err := forward.New(o); err == nil {
+			t.Errorf("New(%+v) accepted", o)
 		}
 	}
 }

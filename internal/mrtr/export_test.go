@@ -1,0 +1,13 @@
+package mrtr
+
+// HeldCall returns the call with the given id among those that asked for
+// input and are not forgotten yet (the Manager's table), or nil: the tests
+// see with it when a call leaves the table.
+func (m *Manager) HeldCall(id string) *Call {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.calls[id]
+}
+
+// ID returns the call's id, the key of the Manager's table.
+func (c *Call) ID() string { return c.id }
