@@ -43,7 +43,7 @@ func init() {
 		},
 		&attack{
 			id: "25.3", name: "tasks-result-size",
-			attempt: "tasks.max_result_bytes 64 KiB, max_kept_bytes 512 KiB, max_kept_bytes_per_client 64 KiB: anonymous tasks from 6 addresses return 1 MiB each, 6 at once, 4 times; then one client's two calls of 40 KiB each (past its kept bound together); another client's one of 40 KiB; then 7 more addresses keep 60 KiB each, and a 10th client calls for 40 KiB",
+			attempt: "tasks.max_result_bytes 64 KiB, max_kept_bytes 512 KiB, max_kept_bytes_per_client 64 KiB: anonymous tasks from 6 addresses return 1 MiB each, 6 at once, 4 times; then one client's two calls of 40 KiB each (past its kept bound together); another client's one of 40 KiB; then 7 more addresses keep 60 KiB each, one after another, and a 10th client calls for 40 KiB",
 			run:     tasksResultSize,
 		},
 		&attack{
