@@ -206,6 +206,11 @@ func New(m *mrtr.Manager, o Options) (*Table, error) {
 	if o.MaxKeptBytesPerOwner == 0 {
 		o.MaxKeptBytesPerOwner = max(o.MaxKeptBytes/8, int64(o.MaxResultBytes))
 	}
+	if int64(o.MaxResultBytes) > o.MaxKeptBytesPerOwner || o.MaxKeptBytesPerOwner > o.MaxKeptBytes {
+		// A task reserves MaxResultBytes of both: below it, no task of an
+		// owner (or of the server) could ever be made.
+		return nil, fmt.Errorf("tasks: want MaxResultBytes (%d) ≤ MaxKeptBytesPerOwner (%d) ≤ MaxKeptBytes (%d)", o.MaxResultBytes, o.MaxKeptBytesPerOwner, o.MaxKeptBytes)
+	}
 	defd(&o.Keep, DefaultKeep)
 	defd(&o.MaxRun, DefaultMaxRun)
 	defd(&o.PollInterval, DefaultPollInterval)
