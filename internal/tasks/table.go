@@ -78,7 +78,8 @@ type Options struct {
 	// room for its result. A running task holds MaxResultBytes, so at
 	// most MaxKeptBytes/MaxResultBytes tasks run at once on the server
 	// (MaxKeptBytesPerOwner/MaxResultBytes per owner), fewer when
-	// results are kept.
+	// results are kept. New wants MaxResultBytes ≤ MaxKeptBytesPerOwner ≤
+	// MaxKeptBytes, so that one task of each owner can run.
 	MaxResultBytes       int
 	MaxKeptBytes         int64
 	MaxKeptBytesPerOwner int64
