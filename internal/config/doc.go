@@ -248,6 +248,39 @@
 //     One retry of a state is forwarded at a time, and a state a forwarded
 //     retry used is refused before it is forwarded again. Default 2m.
 //
+// # tasks
+//
+// MCP 2026-07-28's tasks extension (io.modelcontextprotocol/tasks): a
+// tools/call of a client that declares it may become a task the client
+// polls (docs/mcp-2026.md). Durations are at most 24h, sizes at most
+// 4GiB. A change takes effect at the next start.
+//
+//   - enabled: offer the extension in server/discover; false: no call
+//     becomes a task. Default true.
+//   - after: how long a call runs before it becomes a task. Default 2s.
+//   - max_tasks, max_tasks_per_client: the tasks, running or kept, of the
+//     server and of one principal (or client address without auth); a
+//     call at a cap is answered directly. Defaults 1000 and 16.
+//   - max_result_bytes: a task's result, JSON-encoded; a larger one fails
+//     its task. At most max_kept_bytes. Default 1MiB.
+//   - max_kept_bytes, max_kept_bytes_per_client: the kept results of the
+//     server and of one principal (or client address). A running task
+//     holds max_result_bytes of both for its result from the moment it
+//     is made, so that its result always fits when it comes: a call
+//     whose room is not left beside the kept results and the running
+//     tasks' is answered directly, not made a task. So at most
+//     max_kept_bytes/max_result_bytes tasks run at once on the server,
+//     and max_kept_bytes_per_client/max_result_bytes of one client.
+//     max_kept_bytes_per_client lies between max_result_bytes (one task
+//     of each client can run) and max_kept_bytes. Defaults 64MiB, and
+//     for the client's 0: an eighth of max_kept_bytes, at least
+//     max_result_bytes.
+//   - keep: how long a finished task is kept (its ttlMs). Default 15m.
+//   - max_run: a task still running after it is cancelled. Default 1h.
+//   - poll_interval: the pollIntervalMs told to clients. Default 1s.
+//   - max_listeners, max_listeners_per_client: notifications/tasks
+//     listeners of the server and of one client. Defaults 1000 and 8.
+//
 // # plugins
 //
 // A list; each item is a mapping:

@@ -20,12 +20,16 @@ type Tasks struct {
 	// MaxTasks and MaxTasksPerClient cap the tasks kept, running or
 	// finished, on the server and per principal (or anonymous client).
 	MaxTasks, MaxTasksPerClient int
-	// MaxResultBytes bounds a task's result; MaxKeptBytes all kept results.
+	// MaxResultBytes bounds a task's result; MaxKeptBytes all kept
+	// results. A running task holds MaxResultBytes of MaxKeptBytes for its
+	// result, so at most MaxKeptBytes/MaxResultBytes tasks run at once; a
+	// call with no room left is answered directly, not made a task.
 	MaxResultBytes, MaxKeptBytes int64
-	// MaxKeptBytesPerClient bounds the kept results of one principal (or
-	// anonymous client), so that one cannot fill MaxKeptBytes and fail
-	// every other's tasks; 0, the default, means an eighth of
-	// MaxKeptBytes, at least MaxResultBytes.
+	// MaxKeptBytesPerClient bounds the kept results (and running tasks'
+	// reservations) of one principal (or anonymous client), so that one
+	// cannot take all of MaxKeptBytes from the others; 0, the default,
+	// means an eighth of MaxKeptBytes, at least MaxResultBytes. It is at
+	// least MaxResultBytes, so that every client may run one task.
 	MaxKeptBytesPerClient int64
 	// Keep is how long a finished task is kept; MaxRun bounds a task's run.
 	Keep, MaxRun time.Duration
@@ -118,7 +122,8 @@ func (d *decoder) tasks(n *yaml.Node, p string) Tasks {
 		d.errorf(resolve(n), join(p, "max_result_bytes"), "must be at most max_kept_bytes (%s), got %s", formatSize(t.MaxKeptBytes), formatSize(t.MaxResultBytes))
 	}
 	// Set, the bound per client lies between the two: below
-	// max_result_bytes, a result the server allows could never be kept.
+	// max_result_bytes, no task of the client could reserve the room of a
+	// result the server allows, so none would ever run.
 	if c := t.MaxKeptBytesPerClient; c != 0 && (c > t.MaxKeptBytes || c < t.MaxResultBytes) {
 		d.errorf(resolve(n), join(p, "max_kept_bytes_per_client"), "must be between max_result_bytes (%s) and max_kept_bytes (%s), got %s", formatSize(t.MaxResultBytes), formatSize(t.MaxKeptBytes), formatSize(c))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hangar-mcp/hangar/internal/config"
 	"github.com/hangar-mcp/hangar/internal/mrtr"
+	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/tasks"
 )
 
@@ -112,29 +113,42 @@ func TestExpiry(t *testing.T) {
 }
 
 // A result past MaxResultBytes fails its task with an error naming the
-// limit; results past MaxKeptBytes together fail theirs too, and one
-// owner's results are bounded on their own (MaxKeptBytesPerOwner), so
-// that they cannot fail another owner's tasks.
+// limit. Kept results are bounded together (MaxKeptBytes) and per owner
+// (MaxKeptBytesPerOwner): a task reserves MaxResultBytes of both when it
+// is admitted, and a call whose reservation does not fit is answered
+// directly with its result, as at a cap, instead of running as a task
+// and failing for want of room (kept_full, before): no work is lost.
 func TestResultBounds(t *testing.T) {
 	p := loadPlugin(t, 2)
 	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, MaxResultBytes: 8 << 10, MaxKeptBytes: 20 << 10, MaxKeptBytesPerOwner: 12 << 10, Keep: time.Hour})
-	pad := askCall
 	bob := tasks.Owner{Principal: "bob"}
 	carol := tasks.Owner{Principal: "carol"}
+	// padded answers at once with pad_kib KiB: a task of TaskAlways if
+	// there is room for it, else a direct answer with its result.
+	padded := func(kib int) call { return call{"sleep", map[string]any{"ms": 0, "pad_kib": kib}} }
 	for _, tc := range []struct {
 		name   string
 		owner  tasks.Owner
 		c      call
-		status string
+		status string // of the task; "" for a call answered directly
 		reason string
-		cause  error
 	}{
-		{"small result kept", alice, pad(6), "completed", "", nil},
-		{"too large", alice, pad(9), "failed", "result_too_large", tasks.ErrResultTooLarge},
-		{"past the owner's kept bytes", alice, pad(7), "failed", "kept_full_client", tasks.ErrKeptFull},
-		{"another owner's result is kept", bob, pad(7), "completed", "", nil},
-		{"past the server's kept bytes", carol, pad(7), "failed", "kept_full", tasks.ErrKeptFull},
+		{"too large", alice, askCall(9), "failed", "result_too_large"},
+		{"small result kept", alice, askCall(6), "completed", ""},
+		{"past the owner's kept bytes", alice, padded(7), "", ""},
+		{"another owner's result is kept", bob, askCall(7), "completed", ""},
+		{"past the server's kept bytes", carol, padded(7), "", ""},
 	} {
+		if tc.status == "" {
+			d, out, err := start(t, tb, p, tc.owner, tc.c, always)
+			if d != nil || err != nil || out == nil || out.Result == nil {
+				t.Fatalf("%s: task %+v, outcome %+v, %v; want the call answered directly with its result", tc.name, d, out, err)
+			}
+			if b, _ := json.Marshal(out.Result); len(b) < 7<<10 {
+				t.Errorf("%s: a direct result of %d bytes", tc.name, len(b))
+			}
+			continue
+		}
 		d := mustTask(t, tb, p, tc.owner, tc.c, always)
 		answerTask(t, tb, tc.owner, d.TaskID)
 		got := waitFor(t, tb, tc.owner, d.TaskID, tc.status)
@@ -144,7 +158,7 @@ func TestResultBounds(t *testing.T) {
 			}
 			continue
 		}
-		if got.Error == nil || got.Error.Code != jsonrpc.CodeInternalError || reason(got) != tc.reason || !errors.Is(got.Cause, tc.cause) || got.Result != nil || got.StatusMessage == "" {
+		if got.Error == nil || got.Error.Code != jsonrpc.CodeInternalError || reason(got) != tc.reason || !errors.Is(got.Cause, tasks.ErrResultTooLarge) || got.Result != nil || got.StatusMessage == "" {
 			t.Errorf("%s: %+v, want a failed task for %s", tc.name, got, tc.reason)
 		}
 		b, _ := json.Marshal(got)
@@ -154,8 +168,7 @@ func TestResultBounds(t *testing.T) {
 			t.Errorf("%s: encoded %s", tc.name, b)
 		}
 		// The setting the error names is one an operator can set: a key
-		// of the configuration's tasks section (it named
-		// tasks.max_kept_bytes_per_client, which was none).
+		// of the configuration's tasks section.
 		var data struct{ Setting string }
 		json.Unmarshal(got.Error.Data, &data)
 		key, ok := strings.CutPrefix(data.Setting, "tasks.")
@@ -163,8 +176,133 @@ func TestResultBounds(t *testing.T) {
 			t.Errorf("%s: the error names setting %q (%q): %v", tc.name, data.Setting, got.Error.Message, err)
 		}
 	}
-	if st := tb.Stats(); st.TooLarge != 1 || st.KeptFull != 2 || st.KeptBytes < 13<<10 || st.KeptBytes > 14<<10 {
+	if st := tb.Stats(); st.TooLarge != 1 || st.KeptFull != 1 || st.KeptFullOwner != 1 || st.CapFallbacks != 0 ||
+		st.KeptBytes < 13<<10 || st.KeptBytes > 14<<10 || st.ReservedBytes != 0 || st.Failed != 1 || st.Completed != 2 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// Running tasks hold their results' room before any result is kept: with
+// room for two results, a third call is answered directly while two
+// tasks run, and becomes a task again once one has ended and its result
+// left room.
+func TestReservedRoom(t *testing.T) {
+	p := loadPlugin(t, 3)
+	const r = 8 << 10
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, MaxResultBytes: r, MaxKeptBytes: 2*r + r/2, MaxKeptBytesPerOwner: 2 * r, Keep: time.Hour})
+	bob := tasks.Owner{Principal: "bob"}
+	carol := tasks.Owner{Principal: "carol"}
+	a := mustTask(t, tb, p, alice, askCall(1), always)
+	mustTask(t, tb, p, bob, askCall(1), always)
+	if st := tb.Stats(); st.ReservedBytes != 2*r || st.KeptBytes != 0 {
+		t.Errorf("two running tasks: stats %+v; want %d bytes reserved", st, 2*r)
+	}
+	// Asking, the call answers directly over MRTR: input_required.
+	if d, out, err := start(t, tb, p, carol, askCall(1), always); d != nil || err != nil || out == nil || out.Input == nil {
+		t.Fatalf("a third owner's call with two results' room held: task %+v, outcome %+v, %v; want a direct answer", d, out, err)
+	}
+	answerTask(t, tb, alice, a.TaskID)
+	waitFor(t, tb, alice, a.TaskID, "completed")
+	if st := tb.Stats(); st.ReservedBytes != r || st.KeptBytes < 1<<10 || st.KeptBytes > 2<<10 || st.KeptFull != 1 {
+		t.Errorf("after one ended: stats %+v", st)
+	}
+	mustTask(t, tb, p, carol, askCall(1), always)
+}
+
+// Every end of a task gives back the room it reserved for its result,
+// once: whatever the ends of many tasks, the reserved bytes return to 0,
+// the kept bytes are those of the kept results, and Close frees both.
+func TestReservationReleased(t *testing.T) {
+	const r = 4 << 10
+	const n = 12
+	fn := func(d time.Duration, v any, err error) mrtr.Run {
+		return func(ctx context.Context, _ plugin.Host) (any, error) {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return v, err
+		}
+	}
+	small := map[string]any{"content": []any{map[string]any{"type": "text", "text": "ok"}}}
+	large := map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 2*r)}}}
+	for _, tc := range []struct {
+		name string
+		mo   mrtr.Options
+		o    tasks.Options
+		run  func(p *plugin.Plugin) mrtr.Run // nil: the plugin's long sleep
+		end  func(tb *tasks.Table, ids []string)
+		kept bool // completed tasks keep results
+	}{
+		{name: "completed", run: func(*plugin.Plugin) mrtr.Run { return fn(30*time.Millisecond, small, nil) }, kept: true},
+		{name: "failed", run: func(*plugin.Plugin) mrtr.Run { return fn(30*time.Millisecond, nil, errors.New("boom")) }},
+		{name: "result too large", run: func(*plugin.Plugin) mrtr.Run { return fn(30*time.Millisecond, large, nil) }},
+		{name: "result not an object", run: func(*plugin.Plugin) mrtr.Run { return fn(30*time.Millisecond, "text", nil) }},
+		{name: "ended before it was followed", run: func(*plugin.Plugin) mrtr.Run { return fn(0, small, nil) }, kept: true},
+		{name: "cancelled", end: func(tb *tasks.Table, ids []string) {
+			for _, id := range ids {
+				tb.Cancel(alice, id)
+			}
+		}},
+		{name: "run timeout", o: tasks.Options{MaxRun: 200 * time.Millisecond}},
+		{name: "input never answered", mo: mrtr.Options{ParkTimeout: 200 * time.Millisecond},
+			run: func(p *plugin.Plugin) mrtr.Run { return toolRun(p, askCall(0)) }},
+		{name: "drained", end: func(tb *tasks.Table, _ []string) {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			tb.Drain(ctx)
+		}},
+		{name: "closed", end: func(tb *tasks.Table, _ []string) { tb.Close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := loadPlugin(t, 4)
+			o := tc.o
+			o.Auth, o.MaxResultBytes, o.MaxTasksPerOwner, o.Keep = true, r, 2*n, time.Hour
+			tb, _ := newTable(t, tc.mo, o)
+			run := toolRun(p, sleepCall(60_000))
+			if tc.run != nil {
+				run = tc.run(p)
+			}
+			raw, _ := json.Marshal(map[string]any{"name": "sleep", "arguments": map[string]any{}})
+			req := mrtr.Request{Method: "tools/call", Params: raw, Principal: alice.Principal, Capabilities: allCaps}
+			var ids []string
+			for range n {
+				d, _, err := tb.Call(context.Background(), req, "", run, always)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d != nil { // a call that ended at once may answer directly
+					ids = append(ids, d.TaskID)
+				}
+			}
+			if tc.run == nil {
+				if st := tb.Stats(); st.ReservedBytes != int64(len(ids))*r || len(ids) != n {
+					t.Errorf("%d running tasks: stats %+v; want %d bytes reserved", len(ids), st, len(ids)*r)
+				}
+			}
+			if tc.end != nil {
+				tc.end(tb, ids)
+			}
+			eventually(t, "no task running", func() bool { return tb.Stats().Running == 0 })
+			st := tb.Stats()
+			var kept int64
+			for _, id := range ids {
+				if d, err := tb.Get(alice, id); err == nil {
+					kept += int64(len(d.Result))
+					if (d.Result != nil) != tc.kept {
+						t.Errorf("task %s: %d result bytes (%s)", d.Status, len(d.Result), d.StatusMessage)
+					}
+				}
+			}
+			if st.ReservedBytes != 0 || st.KeptBytes != kept || int(st.Completed+st.Failed+st.Cancelled) != len(ids) {
+				t.Errorf("after %d tasks ended: stats %+v; want 0 bytes reserved, %d kept", len(ids), st, kept)
+			}
+			tb.Close()
+			if st := tb.Stats(); st.ReservedBytes != 0 || st.KeptBytes != 0 || st.Tasks != 0 {
+				t.Errorf("after Close: stats %+v", st)
+			}
+		})
 	}
 }
 
@@ -264,7 +402,7 @@ func TestClose(t *testing.T) {
 // twice is followed once, and junk ids do not push real ones out.
 func TestListen(t *testing.T) {
 	p := loadPlugin(t, 2)
-	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, ListenerBuffer: 8, MaxListeners: 3, MaxListenersPerOwner: 2, MaxTasksPerOwner: 13})
+	tb, _ := newTable(t, mrtr.Options{}, tasks.Options{Auth: true, ListenerBuffer: 8, MaxListeners: 3, MaxListenersPerOwner: 2, MaxTasksPerOwner: 13, MaxResultBytes: 64 << 10})
 	d := mustTask(t, tb, p, alice, call{"sleep", map[string]any{"ms": 0, "ask": true}}, always)
 	bob := tasks.Owner{Principal: "bob"}
 	theirs := mustTask(t, tb, p, bob, sleepCall(60_000), always)

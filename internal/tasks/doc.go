@@ -69,10 +69,18 @@
 // Options.MaxRun, then is cancelled; one in input_required waits at most
 // the Manager's park timeout for its answers, then is cancelled. A result
 // is encoded when the call completes and kept as bytes: one past
-// MaxResultBytes, or one that would take its owner's kept results past
-// MaxKeptBytesPerOwner or all past MaxKeptBytes, fails its task with an
-// error that names the limit (and an owner whose kept results are at
-// their bound gets no new task). A task waiting for input counts, while
+// MaxResultBytes fails its task with an error that names the limit.
+// Kept results are bounded together (MaxKeptBytes) and per owner
+// (MaxKeptBytesPerOwner), and a task reserves the room of the largest
+// result, MaxResultBytes, under both when it is admitted: a call whose
+// reservation does not fit beside the kept results and the running
+// tasks' reservations is answered directly, as at a cap, and counted
+// (Stats.KeptFull, KeptFullOwner). When the task ends its reservation is
+// released and its result takes its place, so that a result always fits:
+// no task does its work and then fails for want of room. So a running
+// task holds MaxResultBytes, and at most MaxKeptBytes/MaxResultBytes
+// tasks run at once (MaxKeptBytesPerOwner/MaxResultBytes of one owner:
+// 64 and 8 by default). A task waiting for input counts, while
 // it waits, against the Manager's max_parked caps; answered, it no
 // longer does, and the task caps bound it. A
 // finished task is kept for Options.Keep (its ttlMs runs to then), then

@@ -42,9 +42,6 @@ var (
 	// ErrResultTooLarge: the call's result was past Options.MaxResultBytes;
 	// the task failed with it.
 	ErrResultTooLarge = errors.New("the task's result is larger than this server keeps")
-	// ErrKeptFull: the results kept for tasks on the server reached
-	// Options.MaxKeptBytes; the task failed with it.
-	ErrKeptFull = errors.New("the results kept for tasks on this server reached their limit")
 )
 
 // ElsewhereError is ErrElsewhere with the replica that holds the task.

@@ -69,9 +69,17 @@ type Options struct {
 	// MaxResultBytes bounds a task's result, JSON-encoded: a larger one
 	// fails the task with ErrResultTooLarge. MaxKeptBytes bounds the
 	// results of all tasks together, and MaxKeptBytesPerOwner (by default
-	// an eighth of MaxKeptBytes) those of one owner, so that one owner's
-	// results cannot fail every other owner's tasks: a result past either
-	// fails its task with ErrKeptFull.
+	// an eighth of MaxKeptBytes, at least MaxResultBytes) those of one
+	// owner, so that one owner's results cannot take every other owner's
+	// room. A task reserves MaxResultBytes under both from its admission
+	// until it ends, when its result takes the reservation's place: a
+	// call whose reservation would not fit is answered directly, as at
+	// the caps on tasks, so that no task does its work and then finds no
+	// room for its result. A running task holds MaxResultBytes, so at
+	// most MaxKeptBytes/MaxResultBytes tasks run at once on the server
+	// (MaxKeptBytesPerOwner/MaxResultBytes per owner), fewer when
+	// results are kept. New wants MaxResultBytes ≤ MaxKeptBytesPerOwner ≤
+	// MaxKeptBytes, so that one task of each owner can run.
 	MaxResultBytes       int
 	MaxKeptBytes         int64
 	MaxKeptBytesPerOwner int64
@@ -116,25 +124,32 @@ type Table struct {
 	keys    [][]byte
 	replica string
 
-	mu        sync.Mutex
-	tasks     map[string]*task
-	perOwner  map[string]int
-	kept      int64            // bytes of the kept results
-	keptBy    map[string]int64 // of those, by owner
-	listeners map[*Listener]struct{}
-	perListen map[string]int
-	closed    bool           // draining or closed: no call becomes a task
-	shut      bool           // closed: no listener either
-	running   sync.WaitGroup // the followers of running tasks
+	mu       sync.Mutex
+	tasks    map[string]*task
+	perOwner map[string]int
+	kept     int64            // bytes of the kept results
+	keptBy   map[string]int64 // of those, by owner
+	// reserved is the room the running tasks hold for their results
+	// (MaxResultBytes each), reservedBy of it by owner: admit keeps
+	// kept+reserved within MaxKeptBytes, and the owner's within
+	// MaxKeptBytesPerOwner, so that a result always fits when it comes.
+	reserved   int64
+	reservedBy map[string]int64
+	listeners  map[*Listener]struct{}
+	perListen  map[string]int
+	closed     bool           // draining or closed: no call becomes a task
+	shut       bool           // closed: no listener either
+	running    sync.WaitGroup // the followers of running tasks
 
 	stats counters
 }
 
 type counters struct {
-	running, inputRequired                             atomic.Int64
-	created, completed, failed, cancelled, expired     atomic.Uint64
-	capFallbacks, tooLarge, keptFull, unknown, drained atomic.Uint64
-	dropped, listenRefusals                            atomic.Uint64
+	running, inputRequired                         atomic.Int64
+	created, completed, failed, cancelled, expired atomic.Uint64
+	capFallbacks, tooLarge, unknown, drained       atomic.Uint64
+	keptFull, keptFullOwner                        atomic.Uint64
+	dropped, listenRefusals                        atomic.Uint64
 }
 
 // task is one task.
@@ -158,6 +173,7 @@ type task struct {
 	result   json.RawMessage
 	errObj   *jsonrpc.Error
 	size     int64 // of result, counted in Table.kept
+	reserved int64 // of Table.reserved, until the task ends; under Table.mu
 	timer    *time.Timer
 	subs     map[*Listener]struct{}
 	gone     bool // forgotten: it left the table
@@ -191,6 +207,11 @@ func New(m *mrtr.Manager, o Options) (*Table, error) {
 	if o.MaxKeptBytesPerOwner == 0 {
 		o.MaxKeptBytesPerOwner = max(o.MaxKeptBytes/8, int64(o.MaxResultBytes))
 	}
+	if int64(o.MaxResultBytes) > o.MaxKeptBytesPerOwner || o.MaxKeptBytesPerOwner > o.MaxKeptBytes {
+		// A task reserves MaxResultBytes of both: below it, no task of an
+		// owner (or of the server) could ever be made.
+		return nil, fmt.Errorf("tasks: want MaxResultBytes (%d) ≤ MaxKeptBytesPerOwner (%d) ≤ MaxKeptBytes (%d)", o.MaxResultBytes, o.MaxKeptBytesPerOwner, o.MaxKeptBytes)
+	}
 	defd(&o.Keep, DefaultKeep)
 	defd(&o.MaxRun, DefaultMaxRun)
 	defd(&o.PollInterval, DefaultPollInterval)
@@ -201,15 +222,16 @@ func New(m *mrtr.Manager, o Options) (*Table, error) {
 		o.Now = time.Now
 	}
 	return &Table{
-		m:         m,
-		o:         o,
-		keys:      m.DeriveKeys(idLabel),
-		replica:   m.Replica(),
-		tasks:     map[string]*task{},
-		perOwner:  map[string]int{},
-		keptBy:    map[string]int64{},
-		listeners: map[*Listener]struct{}{},
-		perListen: map[string]int{},
+		m:          m,
+		o:          o,
+		keys:       m.DeriveKeys(idLabel),
+		replica:    m.Replica(),
+		tasks:      map[string]*task{},
+		perOwner:   map[string]int{},
+		keptBy:     map[string]int64{},
+		reservedBy: map[string]int64{},
+		listeners:  map[*Listener]struct{}{},
+		perListen:  map[string]int{},
 	}, nil
 }
 
@@ -266,15 +288,25 @@ func (t *Table) Call(ctx context.Context, req mrtr.Request, client string, run m
 	return tk.view(), nil, nil
 }
 
-// admit makes c a task of owner, or reports nil at a cap or once closed.
+// admit makes c a task of owner, reserving the room of its result, or
+// reports nil at a cap, when the kept results and the reservations leave
+// no room for one more result (the owner's or the server's), or once
+// closed. The call is then answered directly: its work is not lost.
 func (t *Table) admit(owner, principal string, c *mrtr.Call) *task {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	r := int64(t.o.MaxResultBytes)
 	switch {
 	case t.closed:
 		return nil
-	case len(t.tasks) >= t.o.MaxTasks, t.perOwner[owner] >= t.o.MaxTasksPerOwner, t.keptBy[owner] >= t.o.MaxKeptBytesPerOwner:
+	case len(t.tasks) >= t.o.MaxTasks, t.perOwner[owner] >= t.o.MaxTasksPerOwner:
 		t.stats.capFallbacks.Add(1)
+		return nil
+	case t.keptBy[owner]+t.reservedBy[owner]+r > t.o.MaxKeptBytesPerOwner:
+		t.stats.keptFullOwner.Add(1)
+		return nil
+	case t.kept+t.reserved+r > t.o.MaxKeptBytes:
+		t.stats.keptFull.Add(1)
 		return nil
 	}
 	now := t.o.Now()
@@ -294,6 +326,9 @@ func (t *Table) admit(owner, principal string, c *mrtr.Call) *task {
 	})
 	t.tasks[tk.id] = tk
 	t.perOwner[owner]++
+	tk.reserved = r
+	t.reserved += r
+	t.reservedBy[owner] += r
 	t.stats.created.Add(1)
 	t.stats.running.Add(1)
 	t.running.Add(1) // under mu, so never after Drain began to wait
@@ -363,13 +398,17 @@ func (tk *task) sync() (<-chan struct{}, bool) {
 }
 
 // finishLocked keeps the outcome of the final snapshot s, drops the call,
-// and starts the time the task is kept.
+// releases the task's reservation and starts the time the task is kept.
+// A result within MaxResultBytes takes the reservation's place in the
+// same critical section, so it always fits: no admission can take the
+// room in between.
 func (tk *task) finishLocked(s mrtr.Snapshot) {
 	t := tk.t
 	tk.call = nil
 	tk.finished = tk.updated
 	t.stats.running.Add(-1)
 	status := s.Status
+	var result json.RawMessage
 	switch status {
 	case mrtr.Completed:
 		b, err := json.Marshal(s.Result)
@@ -386,30 +425,7 @@ func (tk *task) finishLocked(s mrtr.Snapshot) {
 			tk.errObj = boundError(fmt.Sprintf("%s: %d bytes, past its limit of %d (tasks.max_result_bytes); ask the tool for less (a page, a summary), or ask the operator to raise the limit",
 				ErrResultTooLarge, len(b), t.o.MaxResultBytes), "result_too_large", "tasks.max_result_bytes", int64(t.o.MaxResultBytes))
 		default:
-			t.mu.Lock()
-			n := int64(len(b))
-			owner := t.keptBy[tk.owner]+n <= t.o.MaxKeptBytesPerOwner
-			room := owner && t.kept+n <= t.o.MaxKeptBytes && !tk.gone
-			if room {
-				t.kept += n
-				t.keptBy[tk.owner] += n
-				tk.size = n
-			}
-			t.mu.Unlock()
-			switch {
-			case room:
-				tk.result = b
-			case !owner:
-				t.stats.keptFull.Add(1)
-				status, tk.cause = mrtr.Failed, ErrKeptFull
-				tk.errObj = boundError(fmt.Sprintf("%s: your tasks' results kept here reached %d bytes (tasks.max_kept_bytes_per_client); collect them and let them expire (tasks.keep), or ask the tool for less",
-					ErrKeptFull, t.o.MaxKeptBytesPerOwner), "kept_full_client", "tasks.max_kept_bytes_per_client", t.o.MaxKeptBytesPerOwner)
-			default:
-				t.stats.keptFull.Add(1)
-				status, tk.cause = mrtr.Failed, ErrKeptFull
-				tk.errObj = boundError(fmt.Sprintf("%s (%d bytes, tasks.max_kept_bytes): start the call again later, once other tasks' results have expired (tasks.keep)",
-					ErrKeptFull, t.o.MaxKeptBytes), "kept_full", "tasks.max_kept_bytes", t.o.MaxKeptBytes)
-			}
+			result = b
 		}
 	case mrtr.Failed:
 		tk.cause = s.Err
@@ -420,6 +436,17 @@ func (tk *task) finishLocked(s mrtr.Snapshot) {
 			tk.message = s.Err.Error()
 		}
 	}
+	t.mu.Lock()
+	t.releaseLocked(tk)
+	gone := tk.gone // a task Close took out keeps nothing
+	if result != nil && !gone {
+		n := int64(len(result))
+		t.kept += n
+		t.keptBy[tk.owner] += n
+		tk.size = n
+		tk.result = result
+	}
+	t.mu.Unlock()
 	if status == mrtr.Failed {
 		tk.message = "failed: " + tk.errObj.Message // the extension: a failed task SHOULD say why
 	}
@@ -435,9 +462,22 @@ func (tk *task) finishLocked(s mrtr.Snapshot) {
 	if tk.timer != nil {
 		tk.timer.Stop()
 	}
-	if !tk.gone {
+	if !gone {
 		tk.timer = time.AfterFunc(t.o.Keep, tk.forget)
 	}
+}
+
+// releaseLocked gives back the room tk reserved for its result, once:
+// when it ends, or when it leaves the table, whichever comes first.
+func (t *Table) releaseLocked(tk *task) {
+	if tk.reserved == 0 {
+		return
+	}
+	t.reserved -= tk.reserved
+	if t.reservedBy[tk.owner] -= tk.reserved; t.reservedBy[tk.owner] <= 0 {
+		delete(t.reservedBy, tk.owner)
+	}
+	tk.reserved = 0
 }
 
 func (t *Table) errorObject(err error) *jsonrpc.Error {
@@ -500,6 +540,7 @@ func (t *Table) removeLocked(tk *task) bool {
 	if t.keptBy[tk.owner] -= tk.size; t.keptBy[tk.owner] <= 0 {
 		delete(t.keptBy, tk.owner)
 	}
+	t.releaseLocked(tk)
 	return true
 }
 
@@ -691,19 +732,25 @@ func (t *Table) all() []*task {
 
 // Stats are the table's gauges and counters, for metrics.
 type Stats struct {
-	Tasks          int    // tasks kept now, running or finished
-	Running        int64  // of those, not final (working or input_required)
-	InputRequired  int64  // of those, waiting for tasks/update
-	KeptBytes      int64  // bytes of the kept results
-	Listeners      int    // listeners now
-	Created        uint64 // calls that became tasks
-	Completed      uint64 // tasks that ended completed
-	Failed         uint64 // failed (too large results included)
-	Cancelled      uint64 // cancelled (tasks/cancel, drain, max run, input never answered)
-	Expired        uint64 // finished tasks forgotten after Options.Keep
-	CapFallbacks   uint64 // calls past their threshold answered directly at a cap
-	TooLarge       uint64 // results past MaxResultBytes
-	KeptFull       uint64 // results refused at MaxKeptBytes
+	Tasks         int    // tasks kept now, running or finished
+	Running       int64  // of those, not final (working or input_required)
+	InputRequired int64  // of those, waiting for tasks/update
+	KeptBytes     int64  // bytes of the kept results
+	ReservedBytes int64  // room the running tasks hold for their results
+	Listeners     int    // listeners now
+	Created       uint64 // calls that became tasks
+	Completed     uint64 // tasks that ended completed
+	Failed        uint64 // failed (too large results included)
+	Cancelled     uint64 // cancelled (tasks/cancel, drain, max run, input never answered)
+	Expired       uint64 // finished tasks forgotten after Options.Keep
+	CapFallbacks  uint64 // calls past their threshold answered directly at a cap
+	TooLarge      uint64 // results past MaxResultBytes
+	// KeptFull and KeptFullOwner count the calls past their threshold
+	// answered directly because the kept results and the reservations
+	// left no room for one more result: the server's (MaxKeptBytes), and
+	// the owner's (MaxKeptBytesPerOwner).
+	KeptFull       uint64
+	KeptFullOwner  uint64
 	Unknown        uint64 // lookups of ids unknown or not the caller's
 	Drained        uint64 // tasks cancelled by Drain
 	DroppedEvents  uint64 // events a listener's buffer had no room for
@@ -713,13 +760,13 @@ type Stats struct {
 // Stats returns the current gauges and counters.
 func (t *Table) Stats() Stats {
 	t.mu.Lock()
-	n, kept, listeners := len(t.tasks), t.kept, len(t.listeners)
+	n, kept, reserved, listeners := len(t.tasks), t.kept, t.reserved, len(t.listeners)
 	t.mu.Unlock()
 	s := &t.stats
 	return Stats{
-		Tasks: n, Running: s.running.Load(), InputRequired: s.inputRequired.Load(), KeptBytes: kept, Listeners: listeners,
+		Tasks: n, Running: s.running.Load(), InputRequired: s.inputRequired.Load(), KeptBytes: kept, ReservedBytes: reserved, Listeners: listeners,
 		Created: s.created.Load(), Completed: s.completed.Load(), Failed: s.failed.Load(), Cancelled: s.cancelled.Load(),
-		Expired: s.expired.Load(), CapFallbacks: s.capFallbacks.Load(), TooLarge: s.tooLarge.Load(), KeptFull: s.keptFull.Load(),
+		Expired: s.expired.Load(), CapFallbacks: s.capFallbacks.Load(), TooLarge: s.tooLarge.Load(), KeptFull: s.keptFull.Load(), KeptFullOwner: s.keptFullOwner.Load(),
 		Unknown: s.unknown.Load(), Drained: s.drained.Load(), DroppedEvents: s.dropped.Load(), ListenRefusals: s.listenRefusals.Load(),
 	}
 }

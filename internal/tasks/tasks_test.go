@@ -321,7 +321,9 @@ func TestWhoseTask(t *testing.T) {
 func TestLocate(t *testing.T) {
 	p := loadPlugin(t, 1)
 	t1, _ := newTable(t, mrtr.Options{Replica: "r1"}, tasks.Options{})
-	t2, _ := newTable(t, mrtr.Options{Replica: "r2"}, tasks.Options{}) // the same state key: newTable's
+	// The same state key: newTable's. Its results are small, so that room
+	// for ten running tasks' results is held within its owner's bound.
+	t2, _ := newTable(t, mrtr.Options{Replica: "r2"}, tasks.Options{MaxResultBytes: 64 << 10})
 	d := mustTask(t, t1, p, alice, askCall(0), always)
 	for _, tb := range []*tasks.Table{t1, t2} {
 		if r, err := tb.Locate(d.TaskID); r != "r1" || err != nil {

@@ -31,7 +31,7 @@ type Detailed struct {
 	Error *jsonrpc.Error `json:"error,omitempty"`
 	// Cause is why a failed or cancelled task ended, for errors.Is
 	// (ErrCancelled, ErrDraining, ErrRunTimeout, ErrResultTooLarge,
-	// ErrKeptFull, mrtr.ErrParkExpired, the call's own error); it is not
+	// mrtr.ErrParkExpired, the call's own error); it is not
 	// part of the wire view.
 	Cause error `json:"-"`
 }

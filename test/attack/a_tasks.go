@@ -43,7 +43,7 @@ func init() {
 		},
 		&attack{
 			id: "25.3", name: "tasks-result-size",
-			attempt: "tasks.max_result_bytes 64 KiB, max_kept_bytes 512 KiB, max_kept_bytes_per_client 64 KiB: one anonymous client's tasks return 1 MiB each, 6 at once, 4 times; then two of 40 KiB each (past its kept bound together); another client's one of 40 KiB; then 7 more addresses keep 60 KiB each, and a 10th client's task returns 40 KiB",
+			attempt: "tasks.max_result_bytes 64 KiB, max_kept_bytes 512 KiB, max_kept_bytes_per_client 64 KiB: anonymous tasks from 6 addresses return 1 MiB each, 6 at once, 4 times; then one client's two calls of 40 KiB each (past its kept bound together); another client's one of 40 KiB; then 7 more addresses keep 60 KiB each, one after another, and a 10th client calls for 40 KiB",
 			run:     tasksResultSize,
 		},
 		&attack{
@@ -645,21 +645,29 @@ func tasksUpdateFlood(a *A) {
 // tasksResultSize: 25.3.
 func tasksResultSize(a *A) {
 	p := a.serve26("", "tasks:\n  max_result_bytes: 64KiB\n  max_kept_bytes: 512KiB\n  max_kept_bytes_per_client: 64KiB\n  max_tasks_per_client: 64\n", "")
+	const maxKept = 512 << 10
 	c := a.raw26(p.url, "")
 	other := a.raw26(p.url, "")
 	other.hc = a.from("127.0.0.2")
-	// Rounds of 6 results of 1 MiB at once: each fails its task. The
-	// first round starts the plugin's instances (their memory is the
-	// plugin's, bounded by its limits); the next ones measure what the
-	// results leave behind.
+	// Rounds of 6 results of 1 MiB at once, from 6 addresses (a task
+	// holds room for max_result_bytes, which is the client's whole kept
+	// bound: one task at a time each): each fails its task. The first
+	// round starts the plugin's instances (their memory is the plugin's,
+	// bounded by its limits); the next ones measure what the results
+	// leave behind.
+	big := make([]*c26, 6)
+	for i := range big {
+		big[i] = a.raw26(p.url, "")
+		big[i].hc = a.from(fmt.Sprintf("127.0.0.%d", 11+i))
+	}
 	var msg string
 	oversized := func() {
-		ids := make([]string, 6)
-		for i := range ids {
-			ids[i] = c.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 1024})
+		ids := make([]string, len(big))
+		for i, b := range big {
+			ids[i] = b.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 1024})
 		}
-		for _, id := range ids {
-			v := c.await(id, "failed", 30*time.Second)
+		for i, id := range ids {
+			v := big[i].await(id, "failed", 30*time.Second)
 			code, m, reason, setting := taskError(v)
 			msg = m
 			a.Check(code == -32603 && reason == "result_too_large" && setting == "tasks.max_result_bytes" && strings.Contains(m, "tasks.max_result_bytes"),
@@ -677,54 +685,109 @@ func tasksResultSize(a *A) {
 	tooLarge := a.metric(p, "hangar_tasks_refusals_total", `reason="result_too_large"`)
 	a.Check(tooLarge == 24, "hangar_tasks_refusals_total{reason=\"result_too_large\"} %.0f, want 24", tooLarge)
 
-	// Two of 40 KiB: the first is kept, the second takes the client past
-	// its kept bound (max_kept_bytes_per_client). Another client's is kept.
+	// direct calls for a result of kib KiB that must be answered
+	// directly, with the whole result: no room for it to be kept.
+	direct := func(who string, c *c26, kib int) time.Duration {
+		t0 := time.Now()
+		ans := c.do(callTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": kib}))
+		took := since(t0)
+		var out slept
+		if ans.resultType() == "complete" {
+			json.Unmarshal([]byte(ans.text()), &out)
+		}
+		a.Check(ans.err == nil && ans.resultType() == "complete" && len(out.Pad) == kib<<10 && out.MS == runMS,
+			"%s: %s; want the call answered directly with its %d KiB result (before the fix: a task that failed after its work)", who, firstN(ans.String(), 300), kib)
+		return took
+	}
+
+	// Two of 40 KiB: the first is kept; the second would take the client
+	// past its kept bound (max_kept_bytes_per_client) with the first: it
+	// is answered directly, with its result. Another client's is kept.
 	first := c.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 40})
 	kept, _ := sleptOf(c.await(first, "completed", 15*time.Second))
-	second := c.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 40})
-	v := c.await(second, "failed", 15*time.Second)
-	code, msg2, reason, setting := taskError(v)
-	a.Check(code == -32603 && reason == "kept_full_client" && setting == "tasks.max_kept_bytes_per_client" && strings.Contains(msg2, setting),
-		"the client's second result of 40 KiB: %s; want failed, error -32603 naming its bound", firstN(fmt.Sprint(v["error"]), 300))
+	secondTook := direct("the client's second call of a 40 KiB result", c, 40)
 	theirs := other.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 40})
 	o, _ := sleptOf(other.await(theirs, "completed", 15*time.Second))
 	a.Check(len(o.Pad) == 40<<10, "another client's result of 40 KiB: %d bytes of padding", len(o.Pad))
 	again, _ := sleptOf(c.view(first))
 	a.Check(len(kept.Pad) == 40<<10 && again.Pad == kept.Pad && again.Nonce == kept.Nonce, "the client's kept result: %d bytes, then %d", len(kept.Pad), len(again.Pad))
 	keptBytes := a.metric(p, "hangar_tasks_kept_bytes")
-	keptFull := a.metric(p, "hangar_tasks_refusals_total", `reason="kept_full"`)
+	fullClient := a.metric(p, "hangar_tasks_refusals_total", `reason="kept_full_client"`)
 	a.Check(keptBytes > 80<<10 && keptBytes < 96<<10, "hangar_tasks_kept_bytes %.0f; want the two 40 KiB results", keptBytes)
-	a.Check(keptFull == 1, "hangar_tasks_refusals_total{reason=\"kept_full\"} %.0f, want 1", keptFull)
+	a.Check(fullClient == 1, "hangar_tasks_refusals_total{reason=\"kept_full_client\"} %.0f, want 1", fullClient)
 
-	// Clients of 7 more addresses keep 60 KiB each, under their own
-	// bound: the server's kept results reach max_kept_bytes, and the
-	// next client's result fails its task (documented: results past
-	// max_kept_bytes together fail theirs), after its work.
-	var fill sync.WaitGroup
+	// Clients of 7 more addresses keep 60 KiB each, one after another,
+	// under their own bound: the server's kept results come near
+	// max_kept_bytes, with no room left for one more result. The next
+	// client's call is answered directly, with its result (before the
+	// fix: a task that did its work, then failed with kept_full). Kept
+	// and reserved bytes, scraped together meanwhile, stay within
+	// max_kept_bytes.
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Go(func() {
+		for {
+			k, r := a.keptReserved(p)
+			if v := int64(k + r); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
 	for i := range 7 {
-		fill.Go(func() {
-			f := a.raw26(p.url, "")
-			f.hc = a.from(fmt.Sprintf("127.0.0.%d", 3+i))
-			f.await(f.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 60}), "completed", 30*time.Second)
-		})
+		f := a.raw26(p.url, "")
+		f.hc = a.from(fmt.Sprintf("127.0.0.%d", 3+i))
+		f.await(f.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 60}), "completed", 30*time.Second)
 	}
-	fill.Wait()
+	full := a.metric(p, "hangar_tasks_kept_bytes")
 	victim := a.raw26(p.url, "")
 	victim.hc = a.from("127.0.0.10")
-	v = victim.await(victim.startTask("sleep_always", map[string]any{"ms": runMS, "pad_kib": 40}), "failed", 15*time.Second)
-	code, msg3, reason3, setting3 := taskError(v)
-	a.Check(code == -32603 && reason3 == "kept_full" && setting3 == "tasks.max_kept_bytes" && strings.Contains(msg3, setting3),
-		"a client's result with the server's kept results full: %s; want failed, error -32603 naming tasks.max_kept_bytes", firstN(fmt.Sprint(v["error"]), 300))
-	full := a.metric(p, "hangar_tasks_kept_bytes")
-	a.Check(full <= 512<<10, "hangar_tasks_kept_bytes %.0f past max_kept_bytes", full)
+	victimTook := direct("a 10th client's call of a 40 KiB result with the server's kept results full", victim, 40)
+	close(stop)
+	sampler.Wait()
+	fullServer := a.metric(p, "hangar_tasks_refusals_total", `reason="kept_full"`)
+	after, reserved := a.keptReserved(p)
+	created := a.metric(p, "hangar_tasks_created_total")
+	failed := a.metric(p, "hangar_tasks_ended_total", `status="failed"`)
+	a.Check(fullServer == 1, "hangar_tasks_refusals_total{reason=\"kept_full\"} %.0f, want 1", fullServer)
+	a.Check(full > maxKept-64<<10 && full <= maxKept && after == full && reserved == 0, "hangar_tasks_kept_bytes %.0f, then %.0f (reserved %.0f); want within 64 KiB of max_kept_bytes, unchanged", full, after, reserved)
+	a.Check(peak.Load() <= maxKept, "kept + reserved bytes reached %d, past max_kept_bytes", peak.Load())
+	a.Check(created == 24+2+7 && failed == 24, "hangar_tasks_created_total %.0f, ended_total{failed} %.0f; want 33 and the 24 too large", created, failed)
 
 	a.Figure("4 rounds of 6 tasks of a 1 MiB result at once", "failed: %q", firstN(msg, 200))
-	a.Figure("the client's second result of 40 KiB", "failed (%s, %s): %q", reason, setting, firstN(msg2, 200))
+	a.Figure("the client's second call of a 40 KiB result", "answered directly with its whole result after %v (hangar_tasks_refusals_total{reason=\"kept_full_client\"} %.0f); before the fix: a task that did its work, then failed with kept_full_client", secondTook, fullClient)
 	a.Figure("results kept", "%.0f bytes (hangar_tasks_kept_bytes): the client's first and another client's", keptBytes)
-	a.Figure("7 more client addresses keeping 60 KiB each", "kept %.0f bytes of 524288 (max_kept_bytes 512 KiB); a 10th client's 40 KiB result then failed its task (%s): %q", full, reason3, firstN(msg3, 160))
+	a.Figure("7 more client addresses keeping 60 KiB each", "kept %.0f bytes of 524288 (max_kept_bytes 512 KiB); kept + reserved peaked at %d; a 10th client's call of a 40 KiB result then answered directly with it after %v (refusals{kept_full} %.0f); before the fix: its task failed with kept_full after its work", full, peak.Load(), victimTook, fullServer)
 	a.Figure("the server's RSS", "%.0f MiB before, %.0f after the first round (6 instances started), %.0f after 3 more", rss0, rss1, rss2)
 	a.Check(rss2-rss1 < 48, "RSS grew %.0f MiB over 3 rounds of 1 MiB results, once the instances had started", rss2-rss1)
-	a.Result("results past max_result_bytes, the client's kept bound and the server's failed their tasks with errors naming the setting; kept results stayed under max_kept_bytes (%.0f bytes); another client's result was kept", full)
+	a.Result("results past max_result_bytes failed their tasks with an error naming the setting; calls with no room left for their result under the client's kept bound or the server's were answered directly with it, no work lost; kept + reserved bytes stayed within max_kept_bytes (%d at most; %.0f kept)", peak.Load(), full)
+}
+
+// keptReserved returns hangar_tasks_kept_bytes and
+// hangar_tasks_reserved_bytes of one scrape: the server reads them
+// together.
+func (a *A) keptReserved(p *proc) (kept, reserved float64) {
+	m := metricsRE.FindStringSubmatch(p.log.String())
+	if m == nil {
+		a.Fatalf("no metrics listener in the log")
+	}
+	resp, err := http.Get(m[1] + "/metrics")
+	if err != nil {
+		a.Fatalf("/metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	kept, _ = metricSum(string(b), "hangar_tasks_kept_bytes")
+	reserved, found := metricSum(string(b), "hangar_tasks_reserved_bytes")
+	if !found {
+		a.Fatalf("no hangar_tasks_reserved_bytes in /metrics")
+	}
+	return kept, reserved
 }
 
 // tasksCapsCancel: 25.4.
