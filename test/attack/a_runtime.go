@@ -130,14 +130,17 @@ func hostMemory(a *A) {
 	// The instances still idle keep their memory (up to 4 of them, those
 	// whose last call held 200 MiB and returned): that much is legitimate.
 	idle := a.memMetric(p, "hangar_plugin_guest_memory_bytes")
-	a.Figure("calls", "%d crashed at a limit (memory, stack), %d held 200 MiB, in %v", crashes, held, took)
+	a.Figure("calls", "%d crashed at a limit (memory, stack, or the plugin's memory budget), %d held 200 MiB, in %v", crashes, held, took)
 	a.Figure("RSS", "%.0f MiB before, %.0f MiB at the peak, %.0f MiB 15 s after, of which the idle instances' memories hold up to %s (past 2 GiB, killed by the suite's guard, before the fix)", rssBefore, peak, rssAfter, mib(idle))
 	a.Figure("Go heap in use", "%s right after, %s 15 s after", mib(heapBusy), mib(heapAfter))
 	// The bound docs/production.md gives: the server's own memory plus,
 	// per instance, its two memories (256 MiB each) and 160 MiB in the Go
 	// heap; the memories this attack fills are the linear ones.
 	bound := rssBefore + 4*(256+160)
-	a.Check(crashes > 0 && held > 0, "%d crashes, %d calls held memory: the attack did not run", crashes, held)
+	// Four at once, the calls that would hold 200 MiB mostly meet the
+	// plugin's memory budget (twice limits.memory) and fail, all of them
+	// in some runs: that the memory was taken shows in the peak.
+	a.Check(crashes > 0 && peak > rssBefore+200, "%d crashes, %d calls held memory, RSS peaked at %.0f MiB from %.0f: the attack did not run", crashes, held, peak, rssBefore)
 	a.Check(peak < bound, "RSS peaked at %.0f MiB, past %.0f MiB", peak, bound)
 	a.Check(rssAfter < rssBefore+idle/(1<<20)+64, "RSS stayed at %.0f MiB (%.0f MiB before, %s in idle instances)", rssAfter, rssBefore, mib(idle))
 	a.Result("RSS stayed within 4 instances' memory limits (peak %.0f MiB) and returned to %.0f MiB, with %s in idle instances", peak, rssAfter, mib(idle))
