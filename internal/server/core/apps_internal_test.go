@@ -1,11 +1,16 @@
 package core
 
 import (
+	"bytes"
+	"errors"
+	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -142,5 +147,22 @@ func TestUIHostAndAppOnly(t *testing.T) {
 		if got := appOnly(&mcp.Tool{Meta: c.meta}); got != c.want {
 			t.Errorf("appOnly(%v) = %v", c.meta, got)
 		}
+	}
+}
+
+func TestCheckViewBoundLogsOnce(t *testing.T) {
+	var log bytes.Buffer
+	m := &mount{Mount: Mount{Prefix: "alpha"}, name: "p", core: New(&Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})}
+	if err := m.checkView("ui://ok", &mcp.ResourceContents{MIMEType: wire.AppMIMEType, Text: strings.Repeat("x", MaxView)}); err != nil {
+		t.Errorf("a view of MaxView bytes: %v", err)
+	}
+	for range 3 {
+		err := m.checkView("ui://big", &mcp.ResourceContents{MIMEType: wire.AppMIMEType, Blob: make([]byte, MaxView+1)})
+		if !errors.Is(err, plugin.ErrOutputTooLarge) || !strings.Contains(err.Error(), "view ui://big of plugin p is 4194305 bytes") {
+			t.Errorf("a view past MaxView: %v", err)
+		}
+	}
+	if n := strings.Count(log.String(), "refusing the plugin's view"); n != 1 {
+		t.Errorf("logged %d times:\n%s", n, log.String())
 	}
 }
