@@ -68,7 +68,17 @@ var script26 = []step26{
 	{id: 33, method: "tools/call", params: `{"name":"test_simple_text","arguments":{}}`, meta: map[string]any{"io.modelcontextprotocol/protocolVersion": "2099-01-01"}, hdr: map[string]string{"Mcp-Protocol-Version": "2099-01-01"}},
 	{id: 34, method: "tools/call", params: `{"name":"test_elicitation","arguments":{"message":"name?"}}`, meta: map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{}}, fast: 1},
 	{id: 35, method: "ping"},
+	// Views (MCP Apps), as in the older versions' script; a UI host may
+	// call the tool only views may call, and sees it listed.
+	{id: 36, method: "resources/read", params: `{"uri":"ui://v+blob"}`, fast: 1},
+	{id: 37, method: "resources/read", params: `{"uri":"ui://v+big"}`, fast: 1},
+	{id: 38, method: "tools/call", params: `{"name":"v_secret","arguments":{}}`, fast: 1},
+	{id: 39, method: "tools/call", params: `{"name":"v_secret","arguments":{}}`, meta: map[string]any{"io.modelcontextprotocol/clientCapabilities": uiCaps26}, fast: 1},
+	{id: 40, method: "tools/list", meta: map[string]any{"io.modelcontextprotocol/clientCapabilities": uiCaps26}},
 }
+
+// uiCaps26 are capabilities of a UI host (MCP Apps).
+var uiCaps26 = map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/ui": map[string]any{"mimeTypes": []any{"text/html;profile=mcp-app"}}}}
 
 // body26 is the message of a step: its params with the script client's
 // _meta, and, when state is set, the retry's requestState and answers.

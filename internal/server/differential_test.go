@@ -51,6 +51,7 @@ func diffTargets(t *testing.T) [2]diffTarget {
 			server.Mount{Plugin: v1},
 			server.Mount{Plugin: short, Prefix: "t"},
 			server.Mount{Plugin: loadPlugin(t, "trap", testutil.BuildWAT(t, "trap"), config.Limits{})},
+			server.Mount{Plugin: loadPlugin(t, "views", testutil.BuildPlugin(t, "./internal/testplugins/views"), config.Limits{}), Prefix: "v"},
 		)
 		out[i] = diffTarget{name: map[bool]string{false: "fast path", true: "go-sdk only"}[disable], s: s, v1: v1}
 	}
@@ -125,6 +126,13 @@ var script = []step{
 	{msg: call(29, "spin", `{}`), fast: true, cancel: true},
 	{msg: call(30, "spin", `{}`), fast: true, cancel: true, dup: call(30, "test_simple_text", `{}`)},
 	{msg: `[` + call(31, "test_simple_text", `{}`) + `,` + read(32, "test://static-text") + `]`, batch: true},
+	// Views (MCP Apps) of a prefixed plugin: a blob with the tool prefix
+	// put in, one past the size bound, and, to this client that is no UI
+	// host, a tool only views may call.
+	{msg: read(40, "ui://v+blob"), fast: true},
+	{msg: read(41, "ui://v+big"), fast: true},
+	{msg: call(42, "v_secret", `{}`), fast: true},
+	{msg: call(43, "v_show", `{}`), fast: true},
 }
 
 // versions are the protocol versions the script runs at.

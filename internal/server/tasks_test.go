@@ -100,6 +100,9 @@ func TestTasksDiscover(t *testing.T) {
 		if _, got := ext[tasksExt]; got != on || caps["tools"] == nil {
 			t.Errorf("tasks %v: discover: %s", on, r)
 		}
+		if _, ok := ext["io.modelcontextprotocol/ui"]; !ok {
+			t.Errorf("tasks %v: discover lacks the MCP Apps extension: %s", on, r)
+		}
 	}
 }
 

@@ -129,7 +129,12 @@ func TestProtocolVersions(t *testing.T) {
 			if _, ok := init.Capabilities["completions"]; ok != (v >= "2025-03-26") {
 				t.Errorf("completions capability sent: %v (capabilities %v)", ok, init.Capabilities)
 			}
-			if len(init.Capabilities) != 4+b2i(v >= "2025-03-26") {
+			// The MCP Apps extension, at every version (the extension
+			// negotiates at 2024-11-05 too).
+			if ext := string(init.Capabilities["extensions"]); ext != `{"io.modelcontextprotocol/ui":{}}` {
+				t.Errorf("extensions capability: %s", ext)
+			}
+			if len(init.Capabilities) != 5+b2i(v >= "2025-03-26") {
 				t.Errorf("capabilities = %v", init.Capabilities)
 			}
 			// completion/complete itself exists in every version.

@@ -39,6 +39,9 @@ type toolEntry struct {
 	// offer: its calls check the arguments again once it is loaded.
 	expected bool
 	simple   *simpleSchema // nil unless the schema is simple
+	// appOnly marks a tool meant only for views (apps.go): only UI
+	// hosts see and call it.
+	appOnly bool
 }
 
 // list reads the selected lists from the plugin.
@@ -70,7 +73,8 @@ func (m *mount) catalogOf(l *plugin.Lists) *catalog {
 		if mode, ok := m.TaskModes[t.Name]; ok {
 			t = withTaskMode(t, mode)
 		}
-		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema, expected: m.Loading != nil && l.Seq == 0, simple: simplify(t.InputSchema)})
+		t = m.withExposedUI(t) // apps.go
+		c.tools = append(c.tools, &toolEntry{tool: t, schema: schema, expected: m.Loading != nil && l.Seq == 0, simple: simplify(t.InputSchema), appOnly: appOnly(t)})
 	}
 	return c
 }

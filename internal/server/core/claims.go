@@ -64,11 +64,12 @@ func (c *claims) reset(ms []*mount) {
 
 // carriedPrefix returns the prefix a key of the kind carries: what comes
 // before the first "_" of a name or "+" of a URI (neither is allowed in a
-// prefix), or "".
+// prefix), after "ui://" in a view's URI (mount.exposedURI), or "".
 func carriedPrefix(kind Kind, key string) string {
 	sep := "_"
 	if kind == Resources || kind == Templates {
 		sep = "+"
+		key = strings.TrimPrefix(key, uiScheme)
 	}
 	p, _, ok := strings.Cut(key, sep)
 	if !ok {

@@ -123,6 +123,12 @@ func TestShadowing(t *testing.T) {
 	if got := readText(t, c, "g+file:///secret"); got != "gamma resource g+file:///secret" && got != "gamma resource file:///secret" {
 		t.Errorf("read g+file:///secret: %q, want gamma's", got)
 	}
+	// So is a view's URI that carries it (ui://g+...).
+	claimIn(t, c, "a.claim", "resource", "ui://g+dashboard")
+	claimIn(t, c, "g_claim", "resource", "ui://dashboard") // exposed ui://g+dashboard
+	if got := readText(t, c, "ui://g+dashboard"); got != "gamma resource ui://dashboard" {
+		t.Errorf("read ui://g+dashboard: %q, want gamma's", got)
+	}
 
 	// The first to claim a plain name keeps it; the later claim is refused,
 	// logged once however often the plugin lists it again, and counted.
@@ -142,7 +148,7 @@ func TestShadowing(t *testing.T) {
 	if n := refused(t, m, "beta", "tool", "conflict"); n < 6 {
 		t.Errorf("hangar_plugin_refused_total{beta,tool,conflict} = %v, want at least 6 (one per listing)", n)
 	}
-	for _, uri := range []string{"weather://{a}", "weather://monday", "g+file:///secret"} {
+	for _, uri := range []string{"weather://{a}", "weather://monday", "g+file:///secret", "ui://g+dashboard"} {
 		if n := log.count(uri); n != 1 {
 			t.Errorf("alpha's refused %s logged %d times, want once", uri, n)
 		}

@@ -18,6 +18,8 @@ import (
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/plugin"
 	"github.com/hangar-mcp/hangar/internal/tasks"
+
+	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
 // ErrConflict reports a tool or prompt name, a resource URI or a URI
@@ -33,7 +35,8 @@ type Mount struct {
 	// after (see loading.go).
 	Loading *Loading
 	// Prefix, if set, is put before the plugin's names ("prefix_name") and
-	// URIs ("prefix+uri") to keep them apart from other plugins'.
+	// URIs ("prefix+uri", or "ui://prefix+rest" for a view's ui://rest) to
+	// keep them apart from other plugins'.
 	Prefix string
 	// TaskModes, if set, override when the calls of the plugin's tools
 	// become tasks, by the tool's name in the plugin: the value replaces
@@ -328,6 +331,9 @@ func Capabilities() *mcp.ServerCapabilities {
 		Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		Prompts:     &mcp.PromptCapabilities{ListChanged: true},
 		Completions: &mcp.CompletionCapabilities{},
+		// MCP Apps has no server settings: {} says Hangar serves views
+		// (apps.go), at every version, as the extension negotiates.
+		Extensions: map[string]any{wire.ExtensionUI: map[string]any{}},
 	}
 }
 
@@ -339,17 +345,28 @@ func (m *mount) exposedName(name string) string {
 	return m.Prefix + "_" + name
 }
 
-// exposedURI is a resource URI or URI template as clients see it.
+// exposedURI is a resource URI or URI template as clients see it: the
+// prefix and "+" before it, or, for a view's ui:// URI, after "ui://",
+// since hosts load views only from URIs that start with ui:// (apps.go).
 func (m *mount) exposedURI(uri string) string {
 	if m.Prefix == "" {
 		return uri
+	}
+	if rest, ok := strings.CutPrefix(uri, uiScheme); ok {
+		return uiScheme + m.Prefix + "+" + rest
 	}
 	return m.Prefix + "+" + uri
 }
 
 // pluginURI undoes exposedURI.
 func (m *mount) pluginURI(uri string) string {
-	return strings.TrimPrefix(uri, m.exposedURI(""))
+	if m.Prefix == "" {
+		return uri
+	}
+	if rest, ok := strings.CutPrefix(uri, uiScheme+m.Prefix+"+"); ok {
+		return uiScheme + rest
+	}
+	return strings.TrimPrefix(uri, m.Prefix+"+")
 }
 
 // pluginName undoes exposedName.

@@ -313,7 +313,7 @@ func TestGrants(t *testing.T) {
 		t.Error("completed for a plugin not allowed")
 	}
 	list := &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "c_test_simple_text"}, {Name: "v_echo_context"}, {Name: "nobody's"}}}
-	c.FilterList(rq.Principal, list)
+	c.FilterList(rq.Principal, nil, list)
 	if len(list.Tools) != 1 || list.Tools[0].Name != "v_echo_context" {
 		t.Errorf("filtered list: %v", list.Tools)
 	}

@@ -160,7 +160,7 @@ func (c *Core) compileTemplates() []compiledTemplate {
 func (c *Core) CallTool(ctx context.Context, rq Request, name string, args json.RawMessage) (res *mcp.CallToolResult, err error) {
 	defer c.recovered("tools/call", &err)
 	m, t := c.lookupTool(name)
-	if m == nil {
+	if m == nil || t.appOnly && !UIHost(rq.Capabilities) {
 		return nil, unknownTool(name)
 	}
 	ctx, obs, err := c.enter(ctx, m, "tools/call", t.tool.Name, rq.Principal, func() error { return unknownTool(name) }) // observe.go
@@ -253,12 +253,18 @@ func (c *Core) ReadResource(ctx context.Context, rq Request, uri string) (res *m
 		res.CacheScope = "public"
 	}
 	for _, c := range res.Contents {
+		if c.MIMEType == "" {
+			c.MIMEType = mimeType
+		}
+		if isView(c) {
+			if err := m.checkView(cmp.Or(c.URI, m.pluginURI(uri)), c); err != nil { // apps.go
+				failure = err
+				return nil, requestError(err)
+			}
+		}
 		m.exposeContents(c)
 		if c.URI == "" {
 			c.URI = uri
-		}
-		if c.MIMEType == "" {
-			c.MIMEType = mimeType
 		}
 	}
 	return res, nil
@@ -447,9 +453,11 @@ func (m *mount) exposeContent(content []mcp.Content) {
 }
 
 // exposeContents puts the mount's prefix before the URI of resource
-// contents a plugin returned.
+// contents a plugin returned, and tells a view the prefix of its tools'
+// names.
 func (m *mount) exposeContents(c *mcp.ResourceContents) {
 	if c.URI != "" {
 		c.URI = m.exposedURI(c.URI)
 	}
+	m.withToolPrefix(c) // apps.go
 }

@@ -162,11 +162,16 @@ func (c *Core) EndRequest(span trace.Span, method string, res mcp.Result, err er
 }
 
 // FilterList removes from a list result what belongs to plugins the
-// caller, with principal (nil if none), may not use.
-func (c *Core) FilterList(principal *sdkauth.TokenInfo, res mcp.Result) {
+// caller, with principal (nil if none), may not use, and, unless caps (the
+// client's capabilities, nil if none) make it a UI host, the tools meant
+// only for views (apps.go).
+func (c *Core) FilterList(principal *sdkauth.TokenInfo, caps *mcp.ClientCapabilities, res mcp.Result) {
 	g := auth.GrantOf(principal)
+	ui := UIHost(caps)
 	if g.All() {
-		return
+		if _, tools := res.(*mcp.ListToolsResult); ui || !tools {
+			return
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -176,7 +181,17 @@ func (c *Core) FilterList(principal *sdkauth.TokenInfo, res mcp.Result) {
 	}
 	switch r := res.(type) {
 	case *mcp.ListToolsResult:
-		r.Tools = slices.DeleteFunc(r.Tools, func(t *mcp.Tool) bool { return !allowed(c.tools, t.Name) })
+		r.Tools = slices.DeleteFunc(r.Tools, func(t *mcp.Tool) bool {
+			if !g.All() && !allowed(c.tools, t.Name) {
+				return true
+			}
+			m := c.tools[t.Name]
+			if ui || m == nil {
+				return false
+			}
+			e := m.toolEntries[t.Name]
+			return e != nil && e.appOnly
+		})
 	case *mcp.ListPromptsResult:
 		r.Prompts = slices.DeleteFunc(r.Prompts, func(p *mcp.Prompt) bool { return !allowed(c.prompts, p.Name) })
 	case *mcp.ListResourcesResult:

@@ -67,11 +67,22 @@ func (s *Server) observeRequests(next mcp.MethodHandler) mcp.MethodHandler {
 		ctx, span := s.core.StartRequest(ctx, method, target, meta, carrier, session, id)
 		res, err := next(ctx, method, req)
 		if err == nil && res != nil {
-			s.core.FilterList(tokenOf(extra), res)
+			s.core.FilterList(tokenOf(extra), clientCapabilities(req), res)
 		}
 		s.core.EndRequest(span, method, res, err)
 		return res, err
 	}
+}
+
+// clientCapabilities returns the capabilities of the client of a tools/list
+// request (nil for another request, or none declared): the session's, or
+// the request's own at 2026-07-28. Which tools a client sees depends on
+// them (core.Core.FilterList).
+func clientCapabilities(req mcp.Request) *mcp.ClientCapabilities {
+	if r, ok := req.(*mcp.ServerRequest[*mcp.ListToolsParams]); ok {
+		return r.ClientCapabilities()
+	}
+	return nil
 }
 
 // Sessions whose token does not allow every plugin are told a list changed

@@ -32,7 +32,7 @@ type Core interface {
 	Subscribe(rq core.Request, uri string) error
 	RootsListChanged(ctx context.Context, rq core.Request)
 
-	FilterList(principal *sdkauth.TokenInfo, res mcp.Result)
+	FilterList(principal *sdkauth.TokenInfo, caps *mcp.ClientCapabilities, res mcp.Result)
 	Fingerprint(k plugin.ListKind, g *auth.Grant) string
 	StartRequest(ctx context.Context, method, target string, meta map[string]any, carrier propagation.TextMapCarrier, session, id string) (context.Context, trace.Span)
 	EndRequest(span trace.Span, method string, res mcp.Result, err error)

@@ -120,7 +120,8 @@ func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
 
 // capabilities reads the client capabilities of a request's _meta, as
 // decoded JSON: what the Manager checks before it asks the client for
-// input (sampling and its context, elicitation and its modes, roots). A
+// input (sampling and its context, elicitation and its modes, roots), and
+// the extensions it declares (the core serves a UI host more tools). A
 // capability is declared by an object; absent or null, it is not; any
 // other value is an error.
 func capabilities(c map[string]any) (*mcp.ClientCapabilities, error) {
@@ -177,6 +178,24 @@ func capabilities(c map[string]any) (*mcp.ClientCapabilities, error) {
 			return nil, err
 		} else if ok {
 			caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+		}
+	}
+	// The extensions the client declares, each by an object of its
+	// settings: the core tells a UI host (MCP Apps) by them.
+	extensions, ok, err := obj(c, "extensions", "")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		caps.Extensions = make(map[string]any, len(extensions))
+		for name := range extensions {
+			settings, ok, err := obj(extensions, name, "extensions.")
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				caps.Extensions[name] = settings
+			}
 		}
 	}
 	return caps, nil

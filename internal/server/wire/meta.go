@@ -40,6 +40,20 @@ func metaVersion(req mcp.Request) string {
 	return v
 }
 
+// The MCP Apps extension (io.modelcontextprotocol/ui): its name in
+// capabilities.extensions, the MIME type of a view (a ui:// resource), and
+// the _meta keys of a tool's view (ResourceURI and visibility under
+// MetaUI; MetaUIResourceURI is the older flat key of the URI, which hosts
+// still read). MetaToolPrefix names the <meta> Hangar puts in a prefixed
+// plugin's view to tell it the prefix of its tools' names.
+const (
+	ExtensionUI       = "io.modelcontextprotocol/ui"
+	AppMIMEType       = "text/html;profile=mcp-app"
+	MetaUI            = "ui"
+	MetaUIResourceURI = "ui/resourceUri"
+	MetaToolPrefix    = "com.github.hangar-mcp/tool-prefix"
+)
+
 // TasksExtension is the tasks extension's name in a client's or server's
 // capabilities.extensions.
 const TasksExtension = "io.modelcontextprotocol/tasks"
