@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -36,29 +37,62 @@ const (
 	localVersion      = "v0.0.0-00010101000000-000000000000"
 )
 
-// scaffoldFiles maps each template to the file it becomes.
-var scaffoldFiles = []struct{ template, file string }{
-	{"main.go.tmpl", "main.go"},
-	{"main_test.go.tmpl", "main_test.go"},
-	{"go.mod.tmpl", "go.mod"},
-	{"Makefile.tmpl", "Makefile"},
-	{"README.md.tmpl", "README.md"},
-	{"gitignore.tmpl", ".gitignore"},
+// A scaffoldFile is a template of a scaffold, under scaffold/, and the
+// file it becomes.
+type scaffoldFile struct{ template, file string }
+
+// scaffoldTemplates are the kinds of plugin new writes (--template), the
+// default first. Each has its own main.go, test and README; the module's
+// other files are common.
+var scaffoldTemplates = []struct {
+	name  string
+	files []scaffoldFile
+}{
+	{"basic", []scaffoldFile{
+		{"main.go.tmpl", "main.go"},
+		{"main_test.go.tmpl", "main_test.go"},
+		{"go.mod.tmpl", "go.mod"},
+		{"Makefile.tmpl", "Makefile"},
+		{"README.md.tmpl", "README.md"},
+		{"gitignore.tmpl", ".gitignore"},
+	}},
+	{"app", []scaffoldFile{
+		{"app/main.go.tmpl", "main.go"},
+		{"app/view.html.tmpl", "view.html"},
+		{"app/main_test.go.tmpl", "main_test.go"},
+		{"go.mod.tmpl", "go.mod"},
+		{"Makefile.tmpl", "Makefile"},
+		{"app/README.md.tmpl", "README.md"},
+		{"gitignore.tmpl", ".gitignore"},
+	}},
+}
+
+// scaffoldFiles returns the files of the template name, or nil if there is
+// no such template.
+func scaffoldFiles(name string) []scaffoldFile {
+	for _, t := range scaffoldTemplates {
+		if t.name == name {
+			return t.files
+		}
+	}
+	return nil
 }
 
 type newFlags struct {
 	hangarDir string
 	module    string
+	template  string
 }
 
 func (f *newFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.hangarDir, "hangar-dir", "", "a local checkout of Hangar for the plugin's go.mod to use (a replace line), until the module is published")
 	fs.StringVar(&f.module, "module", "", "the plugin's module path (default NAME)")
+	fs.StringVar(&f.template, "template", "basic", "what the plugin starts with: basic (a typed tool, a prompt, a resource) or app (an interactive view, MCP Apps, with its tools)")
 }
 
 var newCmd = &command{
 	name:  "new",
-	args:  "[--hangar-dir PATH] [--module PATH] NAME [DIR]",
+	args:  "[--template basic|app] [--hangar-dir PATH] [--module PATH] NAME [DIR]",
 	short: "create a plugin module to start from",
 	long: `New writes a Go module for a plugin named NAME into DIR (default ./NAME),
 which must not exist or be empty: main.go with a typed tool, a prompt and a
@@ -67,6 +101,13 @@ Hangar's engine and MCP server (package plugintest); go.mod and go.sum; a
 Makefile ("make" builds NAME.wasm); a README. NAME follows the rules of a
 plugin name in a configuration file: 1 to 64 lower-case letters, digits,
 "_" and "-", starting with a letter or digit.
+
+With --template app, the plugin has an interactive view (MCP Apps)
+instead: main.go offers the view ui://dashboard, whose HTML is view.html
+(embedded with go:embed), the tool show_dashboard, which shows it, and
+dashboard_data, a tool only the view calls. The view speaks the
+extension's postMessage protocol by itself, with no library and no
+network; main_test.go reads it and calls both tools.
 
 The module requires github.com/hangar-mcp/hangar, which comes either
   - from a local checkout of Hangar, through a replace line in go.mod:
@@ -88,6 +129,7 @@ func init() { newCmd.run = runNew }
 // scaffoldData fills the templates.
 type scaffoldData struct {
 	Name, Module, GoVersion, PDKVersion string
+	Template                            string // basic or app
 	HangarVersion                       string // the required version of Hangar
 	HangarDir                           string // the checkout replacing it, or ""
 }
@@ -111,10 +153,18 @@ func runNew(ctx context.Context, env *Env, args []string) error {
 	if err := config.CheckName(name); err != nil {
 		return err
 	}
+	files := scaffoldFiles(f.template)
+	if files == nil {
+		var names []string
+		for _, t := range scaffoldTemplates {
+			names = append(names, t.name)
+		}
+		return fmt.Errorf("--template: there is no template %q; use %s", f.template, strings.Join(names, " or "))
+	}
 	if err := checkEmptyDir(dir); err != nil {
 		return err
 	}
-	data := scaffoldData{Name: name, Module: f.module, GoVersion: scaffoldGoVersion, PDKVersion: goPDKVersion}
+	data := scaffoldData{Name: name, Module: f.module, GoVersion: scaffoldGoVersion, PDKVersion: goPDKVersion, Template: f.template}
 	if data.Module == "" {
 		data.Module = name
 	}
@@ -122,12 +172,12 @@ func runNew(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeScaffold(dir, &data, seedSum); err != nil {
+	if err := writeScaffold(dir, files, &data, seedSum); err != nil {
 		return err
 	}
 	tidyErr := tidy(ctx, dir, env)
 	fmt.Fprintf(env.Stdout, "created %s: a plugin module named %s\n", dir, data.Module)
-	for _, s := range scaffoldFiles {
+	for _, s := range files {
 		fmt.Fprintf(env.Stdout, "  %s\n", filepath.Join(dir, s.file))
 	}
 	if tidyErr != nil {
@@ -240,16 +290,15 @@ func releaseVersion() string {
 	return v
 }
 
-// writeScaffold writes the files of the scaffold into dir, and seedSum as
-// its go.sum.
-func writeScaffold(dir string, data *scaffoldData, seedSum []byte) error {
+// writeScaffold writes files into dir, and seedSum as its go.sum.
+func writeScaffold(dir string, files []scaffoldFile, data *scaffoldData, seedSum []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, s := range scaffoldFiles {
+	for _, s := range files {
 		// The templates hold Go code, whose composite literals open
 		// with "{{": their actions are written <%.Name%>.
-		tmpl, err := template.New(s.template).Delims("<%", "%>").ParseFS(scaffold, "scaffold/"+s.template)
+		tmpl, err := template.New(path.Base(s.template)).Delims("<%", "%>").ParseFS(scaffold, "scaffold/"+s.template)
 		if err != nil {
 			return err
 		}
