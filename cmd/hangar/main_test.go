@@ -107,6 +107,21 @@ func TestInspectAndCall(t *testing.T) {
 	}
 }
 
+// TestCallAppOnlyTool: hangar call reaches a tool that only a plugin's
+// views may call (MCP Apps), which Hangar hides from clients that show no
+// views, and inspect lists it.
+func TestCallAppOnlyTool(t *testing.T) {
+	dash := testutil.BuildPlugin(t, "./examples/dashboard")
+	out, errOut, code := run(t, "call", dash, "dashboard_data")
+	if code != 0 || !strings.Contains(out, "services") {
+		t.Errorf("call dashboard_data: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = run(t, "inspect", dash)
+	if code != 0 || !strings.Contains(out, "dashboard_data") {
+		t.Errorf("inspect: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "hangar.yaml")

@@ -157,7 +157,8 @@ func (f *oneFlags) load(ctx context.Context, env *Env, file string) (*plugin.Plu
 
 // connect serves p alone, under its own names (without the configured
 // prefix), with the MCP server serve runs, and connects an in-process
-// client to it. The client has no sampling, elicitation or roots; it asks
+// client to it. The client has no sampling, elicitation or roots (it
+// declares MCP Apps, for the app-only tools); it asks
 // for every log message, and shows log messages and progress on log. The
 // server's own diagnostics about the one session are shown from level
 // warn, or debug when log shows debug.
@@ -170,8 +171,13 @@ func connect(ctx context.Context, p *plugin.Plugin, log *slog.Logger) (*mcp.Clie
 	if err != nil {
 		return nil, nil, err
 	}
+	// The client shows no views, but it declares the MCP Apps extension
+	// so that an author can list and call a plugin's app-only tools (those
+	// its views call), which Hangar hides from other clients.
+	caps := &mcp.ClientCapabilities{}
+	caps.AddExtension("io.modelcontextprotocol/ui", map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}})
 	client := mcp.NewClient(&mcp.Implementation{Name: "hangar-cli", Version: version()}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
+		Capabilities: caps,
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			log.Info("plugin log", "level", r.Params.Level, "logger", r.Params.Logger, "data", r.Params.Data)
 		},
