@@ -136,7 +136,9 @@ type Options struct {
 	// extension itself or NoApps is set.
 	Client *mcp.ClientOptions
 	// NoApps makes the client one that shows no views: it does not
-	// declare the MCP Apps extension.
+	// declare the MCP Apps extension, so Hangar hides the plugin's
+	// app-only tools from it (they are not listed, and calling one fails
+	// as for an unknown tool), as it does for such clients in production.
 	NoApps bool
 	// Roots are the client's roots, as it answers roots/list.
 	Roots []*mcp.Root
