@@ -772,18 +772,9 @@ func tasksResultSize(a *A) {
 // hangar_tasks_reserved_bytes of one scrape: the server reads them
 // together.
 func (a *A) keptReserved(p *proc) (kept, reserved float64) {
-	m := metricsRE.FindStringSubmatch(p.log.String())
-	if m == nil {
-		a.Fatalf("no metrics listener in the log")
-	}
-	resp, err := http.Get(m[1] + "/metrics")
-	if err != nil {
-		a.Fatalf("/metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	kept, _ = metricSum(string(b), "hangar_tasks_kept_bytes")
-	reserved, found := metricSum(string(b), "hangar_tasks_reserved_bytes")
+	text := a.opsMetrics(p)
+	kept, _ = metricSum(text, "hangar_tasks_kept_bytes")
+	reserved, found := metricSum(text, "hangar_tasks_reserved_bytes")
 	if !found {
 		a.Fatalf("no hangar_tasks_reserved_bytes in /metrics")
 	}

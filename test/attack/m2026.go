@@ -334,6 +334,13 @@ var metricsRE = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)/metrics`)
 // metric sums the samples of a metric whose labels contain each of
 // labels (`plugin="mrtr"`), from the server's /metrics.
 func (a *A) metric(p *proc, name string, labels ...string) float64 {
+	sum, _ := metricSum(a.opsMetrics(p), name, labels...)
+	return sum
+}
+
+// opsMetrics returns the text of /metrics on the server's operations
+// listener (metrics.addr), which its log names.
+func (a *A) opsMetrics(p *proc) string {
 	m := metricsRE.FindStringSubmatch(p.log.String())
 	if m == nil {
 		a.Fatalf("no metrics listener in the log")
@@ -344,8 +351,7 @@ func (a *A) metric(p *proc, name string, labels ...string) float64 {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	sum, _ := metricSum(string(b), name, labels...)
-	return sum
+	return string(b)
 }
 
 // metricSum sums the samples in the metrics text of the metric name whose
