@@ -103,7 +103,7 @@ func (c *Core) ServeHeld(ctx context.Context, hc *HeldCall, run HeldRun) (*HeldO
 	if run == nil {
 		run = c.dispatchHeld(hc)
 	}
-	req := mrtr.Request{Method: hc.Method, Params: hc.Params, Principal: subject(hc.Request.Principal), Capabilities: hc.Request.Capabilities, Sink: hc.Sink}
+	req := mrtr.Request{Method: hc.Method, Params: hc.Params, Principal: Subject(hc.Request.Principal), Capabilities: hc.Request.Capabilities, Sink: hc.Sink}
 	runCall := func(ctx context.Context, host plugin.Host) (any, error) {
 		rq := hc.Request
 		rq.Client, rq.Scope, rq.Carrier = host, nil, nil
@@ -200,9 +200,10 @@ func MissingTasks(what string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: mrtr.CodeMissingRequiredClientCapability, Message: fmt.Sprintf("%s needs the tasks extension: declare %q in _meta[%q].extensions", what, wire.TasksExtension, wire.MetaClientCapabilities), Data: data}
 }
 
-// subject is the principal a requestState binds and a task belongs to:
-// the token's subject, or "" without authentication.
-func subject(ti *sdkauth.TokenInfo) string {
+// Subject is the principal a requestState binds and a task belongs to:
+// the token's subject, or "" without authentication. The edges name a
+// task's owner with it too.
+func Subject(ti *sdkauth.TokenInfo) string {
 	if ti == nil {
 		return ""
 	}

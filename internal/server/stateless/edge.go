@@ -297,15 +297,6 @@ func (e *calls) serve(ctx context.Context, hc *core.HeldCall, run core.HeldRun) 
 	return out, nil
 }
 
-// principalOf is the owner of a task: the token's subject, or "" without
-// authentication (as the core binds a requestState to).
-func principalOf(ti *sdkauth.TokenInfo) string {
-	if ti == nil {
-		return ""
-	}
-	return ti.UserID
-}
-
 // rpcError is the JSON-RPC error a 2026-07-28 request is answered with for
 // err: a request that ended while its call ran as a cancelled one, the
 // Manager's errors as package mrtr maps them, the core's as they

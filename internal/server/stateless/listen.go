@@ -370,7 +370,7 @@ func (e *Edge) serveListen(w http.ResponseWriter, r *http.Request, m *message) {
 	defer e.listens.release(slot)
 	principal := sdkauth.TokenInfoFromContext(r.Context())
 	l, ack := e.subscribe(m.id, principal, want)
-	if jerr := e.followTasks(l, taskIDs, m.meta, tasks.Owner{Principal: principalOf(principal), Client: clientKey(r.Context())}); jerr != nil {
+	if jerr := e.followTasks(l, taskIDs, m.meta, tasks.Owner{Principal: core.Subject(principal), Client: clientKey(r.Context())}); jerr != nil {
 		e.unsubscribe(l)
 		status := errorStatus(jerr)
 		if status == 0 {

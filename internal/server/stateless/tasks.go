@@ -194,7 +194,7 @@ func (e *Edge) serveTaskHTTP(w http.ResponseWriter, r *http.Request, body []byte
 			return
 		}
 	}
-	owner := tasks.Owner{Principal: principalOf(sdkauth.TokenInfoFromContext(r.Context())), Client: clientKey(r.Context())}
+	owner := tasks.Owner{Principal: core.Subject(sdkauth.TokenInfoFromContext(r.Context())), Client: clientKey(r.Context())}
 	b, jerr := e.serveTask(m.id, m.method, m.params, rm.meta, owner)
 	if jerr != nil {
 		status := errorStatus(jerr)
