@@ -406,7 +406,6 @@ func (tk *task) finishLocked(s mrtr.Snapshot) {
 	t := tk.t
 	tk.call = nil
 	tk.finished = tk.updated
-	t.stats.running.Add(-1)
 	status := s.Status
 	var result json.RawMessage
 	switch status {
@@ -459,6 +458,9 @@ func (tk *task) finishLocked(s mrtr.Snapshot) {
 	default:
 		t.stats.cancelled.Add(1)
 	}
+	// Last, so that a task no longer counted as running is counted with
+	// its outcome and has given back its reservation.
+	t.stats.running.Add(-1)
 	if tk.timer != nil {
 		tk.timer.Stop()
 	}
