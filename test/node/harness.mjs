@@ -43,6 +43,7 @@ const PLUGIN_SOURCES = {
   hello: './examples/hello',
   notes: './examples/notes',
   hostile: './internal/testplugins/hostile',
+  dashboard: './examples/dashboard',
 };
 
 const VERBOSE = process.env.HANGAR_TEST_VERBOSE === '1';
@@ -132,7 +133,7 @@ async function buildInto(dir) {
 }
 
 /** Runs a command to completion; rejects with its output if it fails. */
-function run(cmd, args, opts) {
+export function run(cmd, args, opts) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
