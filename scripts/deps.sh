@@ -2,17 +2,23 @@
 # Installs what Hangar's tests need beyond Go modules, if it is missing:
 # wat2wasm (Debian package wabt) for the hand-written test plugins, nginx
 # (Debian package nginx) for the test of replicas behind a load balancer,
-# and the npm packages of test/node (Node 22, the official MCP conformance
-# suite and the MCP TypeScript SDK). Safe to run again.
+# Chromium (Debian package chromium) for the browser test of MCP Apps
+# views, and the npm packages of test/node (Node 22, the official MCP
+# conformance suite, the MCP TypeScript SDK, the MCP Apps host library,
+# esbuild and puppeteer-core). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: wat2wasm (wabt) and nginx. The tests run nginx as an
-# unprivileged process with a configuration of their own; RUNLEVEL=1 keeps
-# the package from starting the system's nginx service.
+# Debian packages: wat2wasm (wabt), nginx and chromium. The tests run
+# nginx as an unprivileged process with a configuration of their own;
+# RUNLEVEL=1 keeps the package from starting the system's nginx service.
+# test/node/apps.test.mjs drives /usr/bin/chromium headless through
+# puppeteer-core, which downloads no browser; HANGAR_CHROMIUM names another
+# Chromium instead, and then none is installed.
 apt_missing=""
 command -v wat2wasm >/dev/null 2>&1 || apt_missing="$apt_missing wabt"
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || apt_missing="$apt_missing nginx"
+[ -n "${HANGAR_CHROMIUM:-}" ] || [ -x /usr/bin/chromium ] || apt_missing="$apt_missing chromium"
 if [ -n "$apt_missing" ]; then
 	echo "deps: installing$apt_missing" >&2
 	sudo=""

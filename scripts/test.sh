@@ -3,9 +3,10 @@
 # test plugins from source and drive them with real MCP clients), bounded
 # fuzzing, the attack suite against the hangar binary (test/attack),
 # scripted TypeScript-SDK clients against the hangar binary over stdio and
-# HTTP, and the official MCP conformance suite against `hangar serve` with
-# the conformance fixture plugin. Installs what it needs first
-# (scripts/deps.sh).
+# HTTP, plugins' interactive views (MCP Apps) in headless Chromium
+# (test/node/apps.test.mjs), and the official MCP conformance suite against
+# `hangar serve` with the conformance fixture plugin. Installs what it
+# needs first (scripts/deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -94,7 +95,7 @@ if [ "$attack_status" != 0 ]; then
 	exit 1
 fi
 
-step "scripted MCP clients (Node)"
+step "scripted MCP clients and views in Chromium (Node)"
 (cd test/node && node --test)
 
 step "conformance"
