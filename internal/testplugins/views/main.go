@@ -8,6 +8,8 @@
 //	             has an attribute, after a <header> in a comment
 //	ui://nohead  a view without a <head>
 //	ui://big     a view of 4 MiB and one byte
+//	ui://item/{id}  a template of views: "<head></head><p>URI id</p>",
+//	             with the URI the plugin was asked for and the id
 //	show         {} -> "shown"; _meta.ui.resourceUri and the flat
 //	             ui/resourceUri are ui://blob, with a visibility of model
 //	             and app and a key of its own
@@ -45,6 +47,12 @@ func init() {
 		const n = 4<<20 + 1 // one byte more than Hangar's bound (core.MaxView)
 		return &pdk.TextResourceContents{URI: "ui://big", MIMEType: pdk.AppMIMEType, Text: strings.Repeat("x", n)}
 	})
+	pdk.AddResourceTemplate(&pdk.ResourceTemplate{URITemplate: "ui://item/{id}", Name: "item", MIMEType: pdk.AppMIMEType},
+		func(ctx *pdk.Context, req *pdk.ReadResourceRequest) (*pdk.ReadResourceResult, error) {
+			return &pdk.ReadResourceResult{Contents: []pdk.ResourceContents{&pdk.TextResourceContents{
+				URI: req.URI, MIMEType: pdk.AppMIMEType, Text: "<head></head><p>" + req.URI + " " + req.Vars["id"] + "</p>",
+			}}}, nil
+		})
 	tool := func(name string, meta pdk.Meta) {
 		pdk.AddTool(&pdk.Tool{Name: name, Meta: meta}, func(*pdk.Context, *pdk.CallToolRequest) (*pdk.CallToolResult, error) {
 			return pdk.TextResult(name), nil
