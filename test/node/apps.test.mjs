@@ -90,6 +90,9 @@ describe('MCP Apps views in headless Chromium', { timeout: 20 * 60_000 }, () => 
       cwd: scaffold,
       env: { ...process.env, GOOS: 'wasip1', GOARCH: 'wasm' },
     });
+    // Compiled into the run's cache now, as the harness does with its
+    // plugins, so that hangar starts quickly on a busy machine.
+    await run(b.hangar, ['inspect', '--cache-dir', b.cache, scaffoldWasm], { cwd: tmp });
 
     const bundle = await esbuild.build({
       entryPoints: [path.join(import.meta.dirname, 'apps', 'host.mjs')],
