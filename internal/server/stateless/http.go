@@ -37,11 +37,6 @@ import (
 // to it, and it refuses them.
 const maxBody = mcp.DefaultMaxRequestBodyBytes
 
-// presized bounds the buffer a POST's body is read into before its bytes
-// arrive (its announced Content-Length, at most this); a larger body grows
-// it as it comes.
-const presized = 64 << 10
-
 // Header names of Streamable HTTP.
 const (
 	headerVersion = "Mcp-Protocol-Version"
@@ -51,11 +46,11 @@ const (
 	headerLastID  = "Last-Event-Id"
 )
 
-// peeked is a request body the edge has read: it replays it to whoever
-// reads the request next.
+// peeked is a request body the edge has read (httpcalls.ReadBody),
+// with the message read from it: whoever reads the request next reads the
+// body again from it.
 type peeked struct {
-	io.Reader
-	io.Closer
+	*httpcalls.Body
 	body []byte
 	err  error    // reading it
 	msg  *message // nil if not read, or not a message
@@ -67,38 +62,12 @@ func peek(r *http.Request) *peeked {
 	if p, ok := r.Body.(*peeked); ok {
 		return p
 	}
-	p := &peeked{Closer: r.Body}
-	if r.Body == nil || r.Body == http.NoBody {
-		p.Reader = bytes.NewReader(nil)
-		r.Body = p
-		return p
-	}
-	// Read into a buffer of the body's announced size (see presized;
-	// io.ReadAll grew one from 512 bytes, copying, for every POST of every
-	// version).
-	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 {
-		// A client may announce a large body and send none of it: it
-		// must not make the server hold memory for what never comes.
-		buf.Grow(int(min(n, presized)) + bytes.MinRead)
-	}
-	_, p.err = buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
-	p.body = buf.Bytes()
-	rest := r.Body
-	switch {
-	case p.err != nil:
-		rest = io.NopCloser(errReader{p.err})
-	case len(p.body) <= maxBody:
-		rest = http.NoBody
-	}
-	p.Reader = io.MultiReader(bytes.NewReader(p.body), rest)
+	p := &peeked{}
+	p.body, p.err = httpcalls.ReadBody(r, maxBody)
+	p.Body = r.Body.(*httpcalls.Body)
 	r.Body = p
 	return p
 }
-
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // Takes reports whether r is a request of 2026-07-28, for ServeHTTP. It
 // may read a POST's body, which it leaves for the next reader.
