@@ -429,7 +429,7 @@ func writeRPCErrorID(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrp
 // serve runs a call the fast path took and answers it on an event stream.
 func (h *httpFast) serve(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, header http.Header, hs *httpSession, ss *mcp.ServerSession, m *message, hr *httpcalls.Request, version string) {
 	defer hs.running.Done()
-	st := &eventStream{hs: hs, w: w, rc: http.NewResponseController(w), store: h.store, id: crand.Text(), last: -1}
+	st := &eventStream{hs: hs, w: w, rc: *http.NewResponseController(w), store: h.store, id: crand.Text(), last: -1}
 	if st.store != nil {
 		if err := st.store.Open(ctx, hs.id, st.id); err != nil {
 			hs.release(m.id)
