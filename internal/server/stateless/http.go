@@ -448,7 +448,7 @@ func errorStatus(e *jsonrpc.Error) int {
 // client.
 type eventStream struct {
 	w  http.ResponseWriter
-	rc *http.ResponseController
+	rc http.ResponseController // a value: one allocation less a call
 
 	started bool // an event was written
 	done    bool // the answer was written
@@ -459,7 +459,7 @@ func newEventStream(w http.ResponseWriter) *eventStream {
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Connection", "keep-alive")
-	return &eventStream{w: w, rc: http.NewResponseController(w)}
+	return &eventStream{w: w, rc: *http.NewResponseController(w)}
 }
 
 var errStreamDone = errors.New("the request was answered: its stream takes nothing more")
@@ -469,15 +469,22 @@ func (s *eventStream) event(data []byte) error {
 	if s.done {
 		return errStreamDone
 	}
-	return s.write(data)
+	return s.write(data, true)
 }
 
-func (s *eventStream) write(data []byte) error {
+// write writes a message event, and flushes it if flush is set. The
+// answer is not flushed: the handler returns once it is written, and the
+// server then writes the response whole, in one write with its headers
+// (with a Content-Length, if it is short) rather than a chunk now and the
+// last chunk after the handler, two writes on each side.
+func (s *eventStream) write(data []byte, flush bool) error {
 	s.started = true
 	b := make([]byte, 0, len(data)+len("event: message\ndata: \n\n"))
 	b = append(append(append(b, "event: message\ndata: "...), data...), "\n\n"...)
 	_, err := s.w.Write(b)
-	s.rc.Flush()
+	if flush {
+		s.rc.Flush()
+	}
 	return err
 }
 
@@ -489,15 +496,16 @@ func (s *eventStream) ping() error {
 	return s.rc.Flush()
 }
 
-// final writes the answer.
+// final writes the answer, the stream's last event: the handler returns
+// once it is written (see write).
 func (s *eventStream) final(data []byte) {
 	if !s.done {
 		s.done = true
-		s.write(data)
+		s.write(data, false)
 	}
 }
 
-// fail writes an error answer.
+// fail writes an error answer, the stream's last event, as final does.
 func (s *eventStream) fail(id jsonrpc.ID, e *jsonrpc.Error) {
 	if s.done {
 		return
@@ -509,7 +517,7 @@ func (s *eventStream) fail(id jsonrpc.ID, e *jsonrpc.Error) {
 		s.w.Write(wire.EncodeError(id, e))
 		return
 	}
-	s.write(wire.EncodeError(id, e))
+	s.write(wire.EncodeError(id, e), false)
 }
 
 // sseGuard is the go-sdk's writer of a 2026-07-28 answer. The go-sdk
