@@ -117,7 +117,7 @@ func main() {
 	flag.StringVar(&o.baseEcho, "base-echo", "", "instructions section: also count this build of bench/plugins/echo (from another tree: before and after a change to the PDK)")
 	flag.StringVar(&o.profileDir, "profile", "", "profile Hangar under load instead of benchmarking; write cpu.pprof and allocs.pprof here")
 	flag.StringVar(&o.profileTarget, "profile-plugin", "go", "what to profile: go or wat (Hangar with that plugin) or native (server (a), the go-sdk with the tool in Go)")
-	flag.StringVar(&o.profileTransport, "profile-transport", "http", "transport to profile: http or stdio")
+	flag.StringVar(&o.profileTransport, "profile-transport", "http", "transport to profile: http, http-2026 (MCP 2026-07-28 without sessions, as the -2026 targets) or stdio")
 	flag.IntVar(&o.profileC, "profile-c", 64, "concurrency while profiling")
 	var report string
 	flag.StringVar(&report, "report", "", "run nothing: read the results of an earlier run from this JSON file and write -md and -png from them")

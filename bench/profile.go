@@ -48,7 +48,7 @@ func runProfile(ctx context.Context, e *env) error {
 	c := o.profileC
 	var r cell
 	switch o.profileTransport {
-	case "http":
+	case "http", "http-2026":
 		if plugin != "" {
 			argv = append(argv, "--http", "127.0.0.1:0", plugin)
 		} else {
@@ -65,13 +65,19 @@ func runProfile(ctx context.Context, e *env) error {
 				return err
 			}
 		}
+		spec := echoSpec("echo")
+		spec.window = signalWindow(p.pid())
+		if o.profileTransport == "http-2026" {
+			// MCP 2026-07-28 without sessions, as the stateless targets.
+			r = driveCalls(ctx, p.pid(), c, spec, o.warmup, o.duration, modernCallers(p.url, spec))
+			p.stop()
+			break
+		}
 		ss, err := openSessions(ctx, p.url, c)
 		if err != nil {
 			p.stop()
 			return err
 		}
-		spec := echoSpec("echo")
-		spec.window = signalWindow(p.pid())
 		r = drive(ctx, p.pid(), ss, c, spec, o.warmup, o.duration)
 		closeSessions(ss)
 		p.stop()
@@ -94,7 +100,7 @@ func runProfile(ctx context.Context, e *env) error {
 		r = drive(ctx, s.pid(), []*mcp.ClientSession{s.session}, c, spec, o.warmup, o.duration)
 		s.stop()
 	default:
-		return fmt.Errorf("-profile-transport: want http or stdio, not %q", o.profileTransport)
+		return fmt.Errorf("-profile-transport: want http, http-2026 or stdio, not %q", o.profileTransport)
 	}
 	logf("profiled %s plugin over %s at C=%d: %.0f calls/s, p50 %.2f ms, p99 %.2f ms, errors %d %s",
 		o.profileTarget, o.profileTransport, c, r.Throughput, r.P50, r.P99, r.Errors, r.FirstError)

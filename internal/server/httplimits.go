@@ -26,16 +26,16 @@ const sessionIDHeader = "Mcp-Session-Id"
 // each write and lets the drain cut a client that stopped reading.
 func (s *Server) limitClient(w http.ResponseWriter, r *http.Request, o HTTPOptions) *clientWriter {
 	sessions.ClearInternalHeaders(r.Header)
-	cw := &clientWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: o.WriteTimeout}
+	cw := &clientWriter{ResponseWriter: w, rc: *http.NewResponseController(w), d: o.WriteTimeout}
 	if cw.d > 0 {
 		// A deadline left by the connection's previous request must not
 		// cut this one's answer, written after the handler.
-		cw.extend()
+		cw.extend(time.Now())
 	}
 	s.streams.add(cw)
 	if o.ReadTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
 		cw.rc.SetReadDeadline(time.Now().Add(o.ReadTimeout))
-		r.Body = &readDeadline{ReadCloser: r.Body, rc: cw.rc}
+		r.Body = &readDeadline{ReadCloser: r.Body, rc: &cw.rc}
 	}
 	return cw
 }
@@ -157,31 +157,47 @@ func writeRPCError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 // a while (streams.cutStalled), whatever the write timeout.
 type clientWriter struct {
 	http.ResponseWriter
-	rc   *http.ResponseController
-	d    time.Duration // the write timeout; 0: none
-	lost *core.Scope   // ended when a write fails: the client is gone
+	rc   http.ResponseController // a value: one allocation less a request
+	d    time.Duration           // the write timeout; 0: none
+	lost *core.Scope             // ended when a write fails: the client is gone
 
+	until   atomic.Int64 // the write deadline in force (Unix ns); 0: none set
 	writing atomic.Int64 // when the write in progress began (Unix ns); 0: none
 	cut     atomic.Bool  // the drain cut the client: no deadline is extended
 }
 
-func (w *clientWriter) extend() {
-	if !w.cut.Load() {
-		w.rc.SetWriteDeadline(time.Now().Add(w.d))
+// deadlineSlack is how far past the write timeout a write deadline is set,
+// as a fraction of the timeout: a write that begins while the deadline in
+// force is still at least the timeout away needs no deadline of its own.
+// Every write has at least the write timeout, and at most 1/16 more; a
+// request's writes (the event stream's priming event, its answer, the
+// flush) set one deadline between them instead of one each, and each set
+// is a system-call-free but locked update of the poller's timer.
+const deadlineSlack = 16
+
+// extend gives a write that begins at now the write timeout, unless the
+// deadline in force already does.
+func (w *clientWriter) extend(now time.Time) {
+	if w.cut.Load() || w.until.Load()-now.UnixNano() >= int64(w.d) {
+		return
 	}
+	until := now.Add(w.d + w.d/deadlineSlack)
+	w.until.Store(until.UnixNano())
+	w.rc.SetWriteDeadline(until)
 }
 
 // begin starts a write: its deadline, and the time the drain looks at.
 func (w *clientWriter) begin() {
+	now := time.Now()
 	if w.d > 0 {
-		w.extend()
+		w.extend(now)
 	}
-	w.writing.Store(time.Now().UnixNano())
+	w.writing.Store(now.UnixNano())
 }
 
 func (w *clientWriter) WriteHeader(code int) {
 	if w.d > 0 {
-		w.extend()
+		w.extend(time.Now())
 	}
 	w.ResponseWriter.WriteHeader(code)
 }

@@ -183,6 +183,32 @@ func TestModernToolCallOverHTTP(t *testing.T) {
 	}
 }
 
+// TestModernAnswerInOneWrite: the fast path's answer to a 2026-07-28
+// tools/call, the last event of its stream, is not flushed on its own: the
+// server writes the response whole when the handler returns, with a
+// Content-Length, instead of a chunk and then the last chunk.
+func TestModernAnswerInOneWrite(t *testing.T) {
+	s := newServer(t, nil, server.Mount{Plugin: fixture(t)})
+	c := newModern(t, serveHTTP(t, s, nil))
+	for _, call := range []map[string]any{
+		{"name": "test_simple_text", "arguments": map[string]any{}},
+		{"name": "test_error_handling", "arguments": map[string]any{}}, // a tool error: a result too
+	} {
+		resp, err := c.hc.Do(c.request(1, "tools/call", call, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := readReply(t, resp)
+		resp.Body.Close()
+		if r.status != 200 || r.result() == nil || r.header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("%v: %s", call["name"], r)
+		}
+		if len(resp.TransferEncoding) > 0 || resp.ContentLength != int64(len(r.raw)) {
+			t.Errorf("%v: transfer encoding %q, length %d for %d bytes: want the answer whole, with its length", call["name"], resp.TransferEncoding, resp.ContentLength, len(r.raw))
+		}
+	}
+}
+
 // mrtrPlugin loads internal/testplugins/mrtr, with two instances: one may
 // be parked while the other serves.
 func mrtrPlugin(t *testing.T) *plugin.Plugin {

@@ -114,12 +114,21 @@ func (s *callSet) cancel(cause error) {
 // or those an HTTP request carries. An edge makes its scopes and names
 // them in each Request; when a scope ends, its calls are cancelled, and
 // the plugins running them interrupted.
+//
+// A scope is not a context of its own: it ends with a function run by the
+// context it came from (context.AfterFunc), and its calls, linked in a
+// list, are cancelled there. A derived context, with an AfterFunc on it,
+// was two registrations, two maps, a channel and a goroutine at every end,
+// for every HTTP request (RATIONALE.md, "Why is a scope not a context?").
 type Scope struct {
-	ctx     context.Context
-	end     context.CancelCauseFunc
 	cause   error        // the calls' cause, if set
+	stop    func() bool  // stops the AfterFunc on the context the scope came from; nil if none
 	running atomic.Int32 // its calls in progress
 	calls   callSet
+
+	mu    sync.Mutex
+	ended error         // why the scope ended; nil while it lasts
+	done  chan struct{} // made by Done, closed when the scope ends
 }
 
 // NewScope returns a scope that ends when End is called or ctx is done.
@@ -127,27 +136,64 @@ type Scope struct {
 // cause End gave or ctx's.
 func NewScope(ctx context.Context, cause error) *Scope {
 	s := &Scope{cause: cause}
-	s.ctx, s.end = context.WithCancelCause(ctx)
-	context.AfterFunc(s.ctx, func() { s.calls.cancel(s.causeOf()) })
+	if ctx.Done() != nil {
+		s.stop = context.AfterFunc(ctx, func() { s.end(context.Cause(ctx)) })
+	}
 	return s
 }
 
-// End ends the scope, and cancels its calls with cause (see NewScope).
-func (s *Scope) End(cause error) { s.end(cause) }
+// End ends the scope, and cancels its calls with cause (see NewScope); a
+// nil cause is context.Canceled.
+func (s *Scope) End(cause error) {
+	if s.stop != nil {
+		s.stop()
+	}
+	if cause == nil {
+		cause = context.Canceled
+	}
+	s.end(cause)
+}
+
+// end ends the scope with cause, once: the first cause stays.
+func (s *Scope) end(cause error) {
+	s.mu.Lock()
+	if s.ended != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = cause
+	if s.done != nil {
+		close(s.done)
+	}
+	s.mu.Unlock()
+	if s.cause != nil {
+		cause = s.cause
+	}
+	s.calls.cancel(cause)
+}
 
 // Done is closed when the scope ends.
-func (s *Scope) Done() <-chan struct{} { return s.ctx.Done() }
+func (s *Scope) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.ended != nil {
+			close(s.done)
+		}
+	}
+	return s.done
+}
+
+// over reports whether the scope ended.
+func (s *Scope) over() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended != nil
+}
 
 // Running returns how many of the scope's calls are in progress.
 func (s *Scope) Running() int { return int(s.running.Load()) }
-
-// causeOf is the cause the scope's calls are cancelled with once it ended.
-func (s *Scope) causeOf() error {
-	if s.cause != nil {
-		return s.cause
-	}
-	return context.Cause(s.ctx)
-}
 
 // A Flusher is a client sink (Request.Client) that queues what it sends
 // the client: when a call ends, the core flushes its sink before the call's

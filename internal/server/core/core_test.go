@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -183,7 +184,7 @@ func TestEndedScopeEndsNewCalls(t *testing.T) {
 		},
 	}
 	for name, request := range scopes {
-		for range 20 { // the scope's own cancellation runs on a goroutine: the call races it
+		for range 20 { // a scope whose context ends ends on a goroutine: the call races it
 			start := time.Now()
 			_, err := c.CallTool(context.Background(), request(), "spin", args(map[string]any{}))
 			var je *jsonrpc.Error
@@ -194,6 +195,47 @@ func TestEndedScopeEndsNewCalls(t *testing.T) {
 				t.Fatalf("%s: the call ran %v", name, d)
 			}
 		}
+	}
+}
+
+// TestScopeEnds: a scope ends once, by End or with the context it was
+// made from, and Done says so whether it was asked before or after; a
+// scope of a context that ends is no context of its own (a few
+// allocations, no goroutine at the end).
+func TestScopeEnds(t *testing.T) {
+	for _, how := range []string{"End", "context"} {
+		parent, cancel := context.WithCancel(context.Background())
+		s := core.NewScope(parent, nil)
+		before := s.Done()
+		select {
+		case <-before:
+			t.Fatalf("%s: Done before the end", how)
+		default:
+		}
+		if how == "End" {
+			s.End(nil)
+		} else {
+			cancel()
+		}
+		for _, done := range []<-chan struct{}{before, s.Done()} {
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: Done not closed at the end", how)
+			}
+		}
+		s.End(errors.New("again")) // a second end changes nothing
+		cancel()
+	}
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	goroutines := runtime.NumGoroutine()
+	if n := testing.AllocsPerRun(100, func() { core.NewScope(parent, nil).End(nil) }); n > 5 {
+		t.Errorf("a scope made and ended: %.0f allocations, want at most 5", n)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if n := runtime.NumGoroutine(); n > goroutines+2 {
+		t.Errorf("%d goroutines after 100 scopes, %d before", n, goroutines)
 	}
 }
 

@@ -56,7 +56,7 @@ func (r *rootsRuns) next(m *mount, scope *Scope) *plugin.Call {
 	defer r.mu.Unlock()
 	k := rootsKey{m, scope}
 	call := r.runs[k]
-	if scope != nil && scope.ctx.Err() != nil {
+	if scope != nil && scope.over() {
 		call = nil
 	}
 	if call == nil {

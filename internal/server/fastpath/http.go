@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -38,11 +37,6 @@ import (
 // maxBody is the go-sdk's limit on a POST's body; the fast path leaves
 // larger bodies to the go-sdk, which refuses them.
 const maxBody = mcp.DefaultMaxRequestBodyBytes
-
-// presized bounds the buffer a POST's body is read into before its bytes
-// arrive (its announced Content-Length, at most this); a larger body grows
-// it as it comes.
-const presized = 64 << 10
 
 // serverRequestStart returns where the ids of the server requests made
 // from the fast path's calls in a new session start: at random, between
@@ -403,34 +397,11 @@ func plainPOST(r *http.Request) (string, bool) {
 
 // readBody reads r's body, up to one byte past maxBody, and leaves in
 // r.Body a reader that replays it (and, if it is longer, reads the rest).
+// The route read it already (httpcalls.ReadBody), unless the request went
+// straight to the sessions.
 func readBody(r *http.Request) ([]byte, error) {
-	// Into a buffer of the announced size (see presized): io.ReadAll grows
-	// one from 512 bytes, copying.
-	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 {
-		// A client may announce a large body and send none of it: it
-		// must not make the server hold memory for what never comes.
-		buf.Grow(int(min(n, presized)) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
-	body := buf.Bytes()
-	rest := r.Body
-	switch {
-	case err != nil:
-		rest = io.NopCloser(errReader{err})
-	case len(body) <= maxBody:
-		rest = http.NoBody
-	}
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), rest), r.Body}
-	return body, err
+	return httpcalls.ReadBody(r, maxBody)
 }
-
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // batchRefs lists the calls of a batch.
 func batchRefs(b []byte) []httpcalls.CallRef {
@@ -458,7 +429,7 @@ func writeRPCErrorID(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrp
 // serve runs a call the fast path took and answers it on an event stream.
 func (h *httpFast) serve(ctx context.Context, cancel context.CancelCauseFunc, w http.ResponseWriter, header http.Header, hs *httpSession, ss *mcp.ServerSession, m *message, hr *httpcalls.Request, version string) {
 	defer hs.running.Done()
-	st := &eventStream{hs: hs, w: w, rc: http.NewResponseController(w), store: h.store, id: crand.Text(), last: -1}
+	st := &eventStream{hs: hs, w: w, rc: *http.NewResponseController(w), store: h.store, id: crand.Text(), last: -1}
 	if st.store != nil {
 		if err := st.store.Open(ctx, hs.id, st.id); err != nil {
 			hs.release(m.id)

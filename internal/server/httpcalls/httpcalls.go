@@ -3,7 +3,8 @@
 // request's connection ends its calls (Request.Scope), the go-sdk's
 // handlers learn the ids of the calls they serve (Request.Record, then
 // Request.IDFor), and a stop or a DELETE can wait for the answers to be
-// written (Tracker.Wait).
+// written (Tracker.Wait). A POST's body is read once for all of them, by
+// whichever asks first (ReadBody).
 //
 // The composition root (package server) makes one Tracker, tracks each
 // HTTP request to the MCP endpoint with it, and gives it to the edges. It

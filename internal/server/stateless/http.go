@@ -37,11 +37,6 @@ import (
 // to it, and it refuses them.
 const maxBody = mcp.DefaultMaxRequestBodyBytes
 
-// presized bounds the buffer a POST's body is read into before its bytes
-// arrive (its announced Content-Length, at most this); a larger body grows
-// it as it comes.
-const presized = 64 << 10
-
 // Header names of Streamable HTTP.
 const (
 	headerVersion = "Mcp-Protocol-Version"
@@ -51,11 +46,11 @@ const (
 	headerLastID  = "Last-Event-Id"
 )
 
-// peeked is a request body the edge has read: it replays it to whoever
-// reads the request next.
+// peeked is a request body the edge has read (httpcalls.ReadBody),
+// with the message read from it: whoever reads the request next reads the
+// body again from it.
 type peeked struct {
-	io.Reader
-	io.Closer
+	*httpcalls.Body
 	body []byte
 	err  error    // reading it
 	msg  *message // nil if not read, or not a message
@@ -67,38 +62,12 @@ func peek(r *http.Request) *peeked {
 	if p, ok := r.Body.(*peeked); ok {
 		return p
 	}
-	p := &peeked{Closer: r.Body}
-	if r.Body == nil || r.Body == http.NoBody {
-		p.Reader = bytes.NewReader(nil)
-		r.Body = p
-		return p
-	}
-	// Read into a buffer of the body's announced size (see presized;
-	// io.ReadAll grew one from 512 bytes, copying, for every POST of every
-	// version).
-	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 {
-		// A client may announce a large body and send none of it: it
-		// must not make the server hold memory for what never comes.
-		buf.Grow(int(min(n, presized)) + bytes.MinRead)
-	}
-	_, p.err = buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
-	p.body = buf.Bytes()
-	rest := r.Body
-	switch {
-	case p.err != nil:
-		rest = io.NopCloser(errReader{p.err})
-	case len(p.body) <= maxBody:
-		rest = http.NoBody
-	}
-	p.Reader = io.MultiReader(bytes.NewReader(p.body), rest)
+	p := &peeked{}
+	p.body, p.err = httpcalls.ReadBody(r, maxBody)
+	p.Body = r.Body.(*httpcalls.Body)
 	r.Body = p
 	return p
 }
-
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // Takes reports whether r is a request of 2026-07-28, for ServeHTTP. It
 // may read a POST's body, which it leaves for the next reader.
@@ -479,7 +448,7 @@ func errorStatus(e *jsonrpc.Error) int {
 // client.
 type eventStream struct {
 	w  http.ResponseWriter
-	rc *http.ResponseController
+	rc http.ResponseController // a value: one allocation less a call
 
 	started bool // an event was written
 	done    bool // the answer was written
@@ -490,7 +459,7 @@ func newEventStream(w http.ResponseWriter) *eventStream {
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Connection", "keep-alive")
-	return &eventStream{w: w, rc: http.NewResponseController(w)}
+	return &eventStream{w: w, rc: *http.NewResponseController(w)}
 }
 
 var errStreamDone = errors.New("the request was answered: its stream takes nothing more")
@@ -500,15 +469,22 @@ func (s *eventStream) event(data []byte) error {
 	if s.done {
 		return errStreamDone
 	}
-	return s.write(data)
+	return s.write(data, true)
 }
 
-func (s *eventStream) write(data []byte) error {
+// write writes a message event, and flushes it if flush is set. The
+// answer is not flushed: the handler returns once it is written, and the
+// server then writes the response whole, in one write with its headers
+// (with a Content-Length, if it is short) rather than a chunk now and the
+// last chunk after the handler, two writes on each side.
+func (s *eventStream) write(data []byte, flush bool) error {
 	s.started = true
 	b := make([]byte, 0, len(data)+len("event: message\ndata: \n\n"))
 	b = append(append(append(b, "event: message\ndata: "...), data...), "\n\n"...)
 	_, err := s.w.Write(b)
-	s.rc.Flush()
+	if flush {
+		s.rc.Flush()
+	}
 	return err
 }
 
@@ -520,15 +496,16 @@ func (s *eventStream) ping() error {
 	return s.rc.Flush()
 }
 
-// final writes the answer.
+// final writes the answer, the stream's last event: the handler returns
+// once it is written (see write).
 func (s *eventStream) final(data []byte) {
 	if !s.done {
 		s.done = true
-		s.write(data)
+		s.write(data, false)
 	}
 }
 
-// fail writes an error answer.
+// fail writes an error answer, the stream's last event, as final does.
 func (s *eventStream) fail(id jsonrpc.ID, e *jsonrpc.Error) {
 	if s.done {
 		return
@@ -540,7 +517,7 @@ func (s *eventStream) fail(id jsonrpc.ID, e *jsonrpc.Error) {
 		s.w.Write(wire.EncodeError(id, e))
 		return
 	}
-	s.write(wire.EncodeError(id, e))
+	s.write(wire.EncodeError(id, e), false)
 }
 
 // sseGuard is the go-sdk's writer of a 2026-07-28 answer. The go-sdk
