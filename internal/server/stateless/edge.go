@@ -137,6 +137,10 @@ type Hooks struct {
 	// for Middleware, given the request as the handler knows it; it
 	// reports false for any other call.
 	Request func(ctx context.Context, rq core.Request) (core.Request, bool)
+	// PluginMeta returns the _meta plugins get of a request of Version,
+	// given the request's: without the keys that frame it, which the edge
+	// consumes (pluginMeta).
+	PluginMeta func(meta mcp.Meta) mcp.Meta
 }
 
 // NewHooks returns what the edge of c, with opts, adds to the go-sdk's
@@ -146,7 +150,7 @@ func NewHooks(c Core, opts *Options) (*Hooks, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Hooks{Versions: []string{Version}, Middleware: k.middleware, SetCacheable: setCacheable, Request: detachedRequest}, nil
+	return &Hooks{Versions: []string{Version}, Middleware: k.middleware, SetCacheable: setCacheable, Request: detachedRequest, PluginMeta: pluginMeta}, nil
 }
 
 // New returns the edge of c, which leaves to sdkHTTP, the go-sdk's

@@ -3,6 +3,7 @@ package stateless
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,7 +32,7 @@ func SupportedVersions() []string {
 
 // reqMeta is what the _meta of a request says of it.
 type reqMeta struct {
-	meta     mcp.Meta // decoded, as plugins get it
+	meta     mcp.Meta // decoded, as plugins get it: without the edge's framing (pluginMeta)
 	version  string
 	caps     *mcp.ClientCapabilities
 	logLevel mcp.LoggingLevel // "" if none: no log messages
@@ -84,7 +85,7 @@ func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
 	if version != Version {
 		return nil, unsupportedVersion(version)
 	}
-	rm := &reqMeta{meta: meta, version: version}
+	rm := &reqMeta{version: version}
 	c, ok := meta[wire.MetaClientCapabilities].(map[string]any)
 	if !ok {
 		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s declares the client's capabilities in params._meta (an object, {} for none)", wire.MetaClientCapabilities, Version)
@@ -115,7 +116,41 @@ func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
 		}
 		rm.logLevel = mcp.LoggingLevel(level)
 	}
+	// The map is this edge's own, decoded for this request: the framing
+	// goes from it in place.
+	rm.meta = dropFraming(meta)
 	return rm, nil
+}
+
+// framing are the keys of a request's _meta that frame it as a request of
+// 2026-07-28, which the edge consumes: its protocol version, the client's
+// name and its log level, which an older session's client declares once,
+// in initialize and logging/setLevel. The client's capabilities are not
+// among them: a plugin may read them to ask only for what the client can
+// give (the Go PDK's Context.ClientCapabilities), and the core tells by
+// them a client that takes tasks.
+var framing = [...]string{wire.MetaProtocolVersion, wire.MetaClientInfo, wire.MetaLogLevel}
+
+// pluginMeta returns the _meta of a request as plugins get it: meta
+// without the framing keys, so that a plugin sees the same context at
+// every version (docs/abi.md), and a Go guest does not decode, at every
+// call, what no plugin reads. meta is not changed: a copy is made if it
+// holds any of them.
+func pluginMeta(meta mcp.Meta) mcp.Meta {
+	for _, k := range framing {
+		if _, ok := meta[k]; ok {
+			return dropFraming(maps.Clone(meta))
+		}
+	}
+	return meta
+}
+
+// dropFraming deletes the framing keys from meta, and returns it.
+func dropFraming(meta mcp.Meta) mcp.Meta {
+	for _, k := range framing {
+		delete(meta, k)
+	}
+	return meta
 }
 
 // capabilities reads the client capabilities of a request's _meta, as
