@@ -101,11 +101,15 @@ type Edge struct {
 // calls serves the requests of 2026-07-28 that may need the client's
 // input through the core, and the requests of the tasks extension: what
 // the edge's fast path and the go-sdk's path (its middleware, in Hooks)
-// share. It holds no state of its own.
+// share. It holds no state of its own (but the encoding of serverInfo,
+// made once).
 type calls struct {
 	core  Core
 	info  *mcp.Implementation
 	tasks *tasks.Table // nil: the tasks extension is not offered
+
+	metaOnce sync.Once
+	metaJSON []byte // a plain result's _meta, encoded (plainMeta)
 }
 
 func newCalls(c Core, opts *Options) (*calls, Options, error) {
@@ -362,6 +366,16 @@ func (r *inputRequired) MarshalJSON() ([]byte, error) { return marshalInput(r.in
 // resultType "complete" (the go-sdk's results that keep it unexported
 // write it last, after what they marshal).
 func (e *calls) encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
+	if r, ok := res.(*mcp.CallToolResult); ok {
+		if b, ok := e.appendPlainAnswer(nil, id, r); ok {
+			return b, nil
+		}
+	}
+	return e.marshalResult(id, res)
+}
+
+// marshalResult is encodeResult of any result, by json.Marshal.
+func (e *calls) marshalResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
 	res.SetMeta(e.withServerInfo(res.GetMeta()))
 	if r, ok := res.(*mcp.CallToolResult); ok && r.Content == nil {
 		r.Content = []mcp.Content{} // as the go-sdk does
