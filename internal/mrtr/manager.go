@@ -95,7 +95,8 @@ type Manager struct {
 	sweepAt    int                // size of consumed at which expired ids are dropped
 	closed     bool
 
-	stats counters
+	workers workers // run the calls (workers.go)
+	stats   counters
 }
 
 type counters struct {
@@ -131,6 +132,7 @@ func New(o Options) (*Manager, error) {
 		consumed:        map[string]int64{},
 		forwarding:      map[string]bool{},
 		sweepAt:         64,
+		workers:         workers{calls: make(chan func())},
 	}
 	if m.parkTimeout == 0 {
 		m.parkTimeout = DefaultParkTimeout
@@ -428,8 +430,8 @@ func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*
 }
 
 // launch makes the call of a request without requestState, attached to
-// that request, and runs it on a goroutine of its own, with a context of
-// its own: what Serve and Begin share.
+// that request, and runs it on a goroutine of its own (a worker), with a
+// context of its own: what Serve and Begin share.
 func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (*Call, *attachment, error) {
 	m.mu.Lock()
 	closed := m.closed
@@ -455,7 +457,7 @@ func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (
 	c.params = bytes.Clone(req.Params)
 	a := newAttachment(ctx, req.Sink, p.token)
 	c.attachLocked(a, req.Capabilities)
-	go func() {
+	m.workers.run(func() {
 		var res any
 		var err error
 		func() {
@@ -467,7 +469,7 @@ func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (
 			res, err = run(cctx, c.Host())
 		}()
 		c.finish(res, err)
-	}()
+	})
 	return c, a, nil
 }
 
