@@ -442,7 +442,6 @@ func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	c := &Call{
 		m:         m,
-		id:        rand.Text(),
 		principal: req.Principal,
 		client:    clientKey(ctx, req),
 		method:    req.Method,
@@ -661,6 +660,11 @@ func (m *Manager) acquire(c *Call) (evict *Call, err error) {
 		}
 		m.dropLocked(evict)
 		m.stats.evicted.Add(1)
+	}
+	if c.id == "" {
+		// Made when the call first asks: most calls never do, and
+		// crypto/rand cost each a few percent of its CPU.
+		c.id = rand.Text()
 	}
 	m.calls[c.id] = c
 	m.counted++
