@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -65,8 +68,12 @@ func checkMeta(raw json.RawMessage) (*reqMeta, *jsonrpc.Error) {
 	return checkFields(meta)
 }
 
-// decodeMeta decodes a request's _meta (nil if absent).
+// decodeMeta decodes a request's _meta (nil if absent): by plainObject
+// when it can, with encoding/json otherwise.
 func decodeMeta(raw json.RawMessage) (mcp.Meta, *jsonrpc.Error) {
+	if m, ok := plainObject(raw); ok {
+		return m, nil
+	}
 	var meta mcp.Meta
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &meta); err != nil {
@@ -250,4 +257,56 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // _meta asked for min ("" asked for none).
 func logs(min, level mcp.LoggingLevel) bool {
 	return min != "" && levels[level] >= levels[min]
+}
+
+// plainObject decodes the JSON object b as json.Unmarshal decodes it into
+// a map[string]any, and reports true, when b is valid UTF-8 and JSON and
+// holds only objects, strings without escapes, numbers float64 holds, and
+// true, false and null; else it reports false, and decodeMeta decodes b
+// with encoding/json. Every 2026-07-28 request's _meta is decoded, and
+// encoding/json's reflective decoding of its few members was a tenth of a
+// stdio tools/call's CPU.
+func plainObject(b []byte) (map[string]any, bool) {
+	if len(b) == 0 || b[0] != '{' || !utf8.Valid(b) || !rawjson.Valid(b) {
+		return nil, false
+	}
+	return plainMembers(b)
+}
+
+// plainMembers is plainObject of an object already checked.
+func plainMembers(b []byte) (map[string]any, bool) {
+	m := map[string]any{}
+	ok := rawjson.Object(b, func(key, v []byte) bool {
+		var x any
+		switch c := v[0]; {
+		case c == '{':
+			o, ok := plainMembers(v)
+			if !ok {
+				return false
+			}
+			x = o
+		case c == '"':
+			s, ok := rawjson.String(v)
+			if !ok {
+				return false
+			}
+			x = s
+		case c == '-' || c >= '0' && c <= '9':
+			n, err := strconv.ParseFloat(string(v), 64)
+			if err != nil {
+				return false
+			}
+			x = n
+		case string(v) == "true":
+			x = true
+		case string(v) == "false":
+			x = false
+		case string(v) == "null":
+		default: // an array
+			return false
+		}
+		m[string(key)] = x
+		return true
+	})
+	return m, ok
 }
