@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -242,75 +243,90 @@ func TestPeerRows(t *testing.T) {
 
 // TestStateless2026 runs the throughput section with the stateless target
 // beside its 2025 target, in rounds in which they take turns, against a
-// real hangar serve over HTTP: every 2026-07-28 call succeeds (the echo
-// back, resultType "complete"), and the report compares the two.
+// real hangar serve over HTTP and over stdio: every 2026-07-28 call
+// succeeds (the echo back, and resultType "complete" over HTTP, the
+// serverInfo of a 2026-07-28 result over stdio), and the report compares
+// the two.
 func TestStateless2026(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts servers")
 	}
 	progress = io.Discard
-	dir := t.TempDir()
-	o := &options{
-		warmup:     50 * time.Millisecond,
-		duration:   time.Second,
-		levels:     []int{1, 4},
-		rounds:     2,
-		transports: []string{"http"},
-		sections:   map[string]bool{"throughput": true},
-		only:       map[string]bool{"hangar-wat": true, "hangar-wat-2026": true},
-		runs:       1,
-		noNode:     true,
-		jsonOut:    filepath.Join(dir, "r.json"),
-	}
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := run(ctx, o, &out); err != nil {
-		t.Fatal(err)
-	}
-	var res results
-	b, err := os.ReadFile(o.jsonOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Cells) != 4 {
-		t.Fatalf("%d cells, want 4 (2 targets × 2 levels, HTTP only): %+v", len(res.Cells), res.Cells)
-	}
-	for _, c := range res.Cells {
-		if c.Transport != "http" || c.Calls == 0 || c.Errors != 0 || c.Seconds != 2 {
-			t.Errorf("%s %s C=%d: %d calls in %gs, %d errors (%s)", c.Transport, c.Target, c.C, c.Calls, c.Seconds, c.Errors, c.FirstError)
-		}
-	}
-	// One server for both targets.
-	if len(res.Servers) != 1 || res.Servers[0].Target != "hangar-wat" {
-		t.Errorf("servers %+v, want hangar-wat's only", res.Servers)
-	}
-	md := out.String()
-	for _, s := range []string{"### Streamable HTTP: 2026-07-28 stateless beside 2025-11-25 sessions (Hangar)", "| WAT echo | 4 | ", "| http | (b) Hangar, WAT plugin, 2026-07-28 stateless | 4 |"} {
-		if !strings.Contains(md, s) {
-			t.Errorf("report lacks %q:\n%s", s, md)
-		}
-	}
-	if strings.Contains(md, "### Ratios of throughput") {
-		t.Errorf("report has a table of ratios without the targets to compare:\n%s", md)
+	for _, tc := range []struct{ transport, title string }{
+		{"http", "### Streamable HTTP: 2026-07-28 stateless beside 2025-11-25 sessions (Hangar)"},
+		{"stdio", "### stdio: 2026-07-28 stateless beside 2025-11-25 sessions (Hangar)"},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			dir := t.TempDir()
+			o := &options{
+				warmup:     50 * time.Millisecond,
+				duration:   time.Second,
+				levels:     []int{1, 4},
+				rounds:     2,
+				transports: []string{tc.transport},
+				sections:   map[string]bool{"throughput": true},
+				only:       map[string]bool{"hangar-wat": true, "hangar-wat-2026": true},
+				runs:       1,
+				noNode:     true,
+				jsonOut:    filepath.Join(dir, "r.json"),
+			}
+			var out bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			if err := run(ctx, o, &out); err != nil {
+				t.Fatal(err)
+			}
+			var res results
+			b, err := os.ReadFile(o.jsonOut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &res); err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Cells) != 4 {
+				t.Fatalf("%d cells, want 4 (2 targets × 2 levels, %s only): %+v", len(res.Cells), tc.transport, res.Cells)
+			}
+			for _, c := range res.Cells {
+				if c.Transport != tc.transport || c.Calls == 0 || c.Errors != 0 || c.Seconds != 2 {
+					t.Errorf("%s %s C=%d: %d calls in %gs, %d errors (%s)", c.Transport, c.Target, c.C, c.Calls, c.Seconds, c.Errors, c.FirstError)
+				}
+			}
+			// One server for both targets.
+			if len(res.Servers) != 1 || res.Servers[0].Target != "hangar-wat" {
+				t.Errorf("servers %+v, want hangar-wat's only", res.Servers)
+			}
+			md := out.String()
+			for _, s := range []string{tc.title, "| WAT echo | 4 | ", "| " + tc.transport + " | (b) Hangar, WAT plugin, 2026-07-28 stateless | 4 |"} {
+				if !strings.Contains(md, s) {
+					t.Errorf("report lacks %q:\n%s", s, md)
+				}
+			}
+			if strings.Contains(md, "### Ratios of throughput") {
+				t.Errorf("report has a table of ratios without the targets to compare:\n%s", md)
+			}
+		})
 	}
 }
 
 // TestStateless2026WrongAnswer: a 2026-07-28 answer that is not the
 // expected one, or not an answer at all, counts as an error and not as
-// throughput, against a real hangar serve.
+// throughput, against a real hangar serve, over HTTP and over stdio.
 func TestStateless2026WrongAnswer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts servers")
 	}
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) { stateless2026WrongAnswer(t, transport) })
+	}
+}
+
+func stateless2026WrongAnswer(t *testing.T, transport string) {
 	progress = io.Discard
 	o := &options{
 		warmup:     50 * time.Millisecond,
 		duration:   500 * time.Millisecond,
-		transports: []string{"http"},
+		transports: []string{transport},
 		sections:   map[string]bool{"throughput": true},
 		only:       map[string]bool{"hangar-wat-2026": true},
 		noNode:     true,
@@ -322,7 +338,7 @@ func TestStateless2026WrongAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.cleanup()
-	sv, err := e.serveTarget(ctx, tHangarWAT2026.server(), "http")
+	sv, err := e.serveTarget(ctx, tHangarWAT2026.server(), transport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +384,7 @@ func TestStateless2026WrongAnswer(t *testing.T) {
 			if r.Calls == 0 || r.Errors != 0 {
 				t.Errorf("%s: %d calls, %d errors (%s)", tc.name, r.Calls, r.Errors, r.FirstError)
 			}
-			if n := dials.Load(); n > 4 {
+			if n := dials.Load(); transport == "http" && n > 4 {
 				t.Errorf("%s: 2 callers opened %d connections for %d calls, want about one each (keep-alive)", tc.name, n, r.Calls)
 			}
 			continue
@@ -401,6 +417,27 @@ func TestCheckModernAnswer(t *testing.T) {
 		err := checkModernAnswer(tc.ctype, []byte(tc.body), 3, "hi")
 		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.wantErr)
+		}
+	}
+}
+
+// TestCheckModernResult: what counts as a successful 2026-07-28 answer
+// over stdio, where the go-sdk client of a 2025-11-25 session decodes it.
+func TestCheckModernResult(t *testing.T) {
+	info := mcp.Meta{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "hangar"}}
+	text := []mcp.Content{&mcp.TextContent{Text: payload}}
+	for _, tc := range []struct {
+		name    string
+		res     *mcp.CallToolResult
+		wantErr string
+	}{
+		{"2026-07-28", &mcp.CallToolResult{Meta: info, Content: text}, ""},
+		{"no serverInfo", &mcp.CallToolResult{Content: text}, "not served at 2026-07-28"},
+		{"wrong text", &mcp.CallToolResult{Meta: info, Content: []mcp.Content{&mcp.TextContent{Text: "ho"}}}, "unexpected result"},
+	} {
+		err := checkModernResult(tc.res, payload)
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.wantErr)
 		}
 	}
 }

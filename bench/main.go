@@ -21,13 +21,14 @@
 //     plugin, and (c) the Node peer (bench/node/server.mjs: MCP TypeScript
 //     SDK + Extism JS SDK) hosting the same .wasm files, and reports
 //     throughput and p50/p99 latency with the ratios b/a and b/c;
-//   - over HTTP, also drives the same hangar serve processes at MCP
-//     2026-07-28, stateless (targets hangar-go-2026 and hangar-wat-2026:
+//   - also drives the same hangar serve processes at MCP 2026-07-28,
+//     stateless (targets hangar-go-2026 and hangar-wat-2026: over HTTP
 //     tools/call POSTs carrying the revision's _meta and headers, no
-//     initialize, no session, keep-alive connections, every answer
+//     initialize, no session, keep-alive connections; over stdio
+//     tools/call lines carrying the revision's _meta; every answer
 //     checked), in turn with the 2025-11-25 session cells, and reports
-//     the ratio 2026/2025 for each plugin and C; (a) and (c) do not speak
-//     2026-07-28 and have no such cells;
+//     the ratio 2026/2025 for each plugin, transport and C; (a) and (c)
+//     do not speak 2026-07-28 and have no such cells;
 //   - checks that calls to one plugin run in parallel, with a CPU-bound tool;
 //   - times cold start (process start to the first tools/list answer, 10
 //     plugins, and to the log's "ready" once every plugin is compiled)
@@ -85,6 +86,7 @@ type options struct {
 	profileTarget    string
 	profileTransport string
 	profileC         int
+	profileModern    bool
 }
 
 var allSections = []string{"throughput", "scaling", "coldstart", "rss", "instances", "guard", "instructions"}
@@ -103,7 +105,7 @@ func main() {
 	flag.StringVar(&levels, "c", "1,8,64", "concurrency levels")
 	flag.IntVar(&o.rounds, "rounds", 1, "throughput: measure each level in this many rounds in which the targets take turns, all servers running (for a busy machine; each round is -warmup plus -duration per target)")
 	var targets, transports string
-	flag.StringVar(&targets, "targets", "", "throughput targets to run (default all): native,hangar-go,hangar-wat,hangar-go-2026,hangar-wat-2026 (the servers of hangar-go and hangar-wat called at MCP 2026-07-28 without a session, HTTP only),hangar-go-sdk,hangar-wat-sdk (Hangar with --no-fast-path),node-go,node-wat")
+	flag.StringVar(&targets, "targets", "", "throughput targets to run (default all): native,hangar-go,hangar-wat,hangar-go-2026,hangar-wat-2026 (the servers of hangar-go and hangar-wat called at MCP 2026-07-28 without a session),hangar-go-sdk,hangar-wat-sdk (Hangar with --no-fast-path),node-go,node-wat")
 	flag.StringVar(&transports, "transports", "http,stdio", "throughput: the transports to run, http, stdio or both")
 	flag.StringVar(&sections, "sections", strings.Join(allSections, ","), "what to run: "+strings.Join(allSections, ","))
 	flag.IntVar(&o.runs, "runs", 0, "cold start runs per case (default 3, -quick 1)")
@@ -117,8 +119,9 @@ func main() {
 	flag.StringVar(&o.baseEcho, "base-echo", "", "instructions section: also count this build of bench/plugins/echo (from another tree: before and after a change to the PDK)")
 	flag.StringVar(&o.profileDir, "profile", "", "profile Hangar under load instead of benchmarking; write cpu.pprof and allocs.pprof here")
 	flag.StringVar(&o.profileTarget, "profile-plugin", "go", "what to profile: go or wat (Hangar with that plugin) or native (server (a), the go-sdk with the tool in Go)")
-	flag.StringVar(&o.profileTransport, "profile-transport", "http", "transport to profile: http, http-2026 (MCP 2026-07-28 without sessions, as the -2026 targets) or stdio")
+	flag.StringVar(&o.profileTransport, "profile-transport", "http", "transport to profile: http or stdio")
 	flag.IntVar(&o.profileC, "profile-c", 64, "concurrency while profiling")
+	flag.BoolVar(&o.profileModern, "profile-2026", false, "profile calls at MCP 2026-07-28, without a session, as the stateless targets make them (go or wat only)")
 	var report string
 	flag.StringVar(&report, "report", "", "run nothing: read the results of an earlier run from this JSON file and write -md and -png from them")
 	flag.Parse()

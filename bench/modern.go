@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // modernVersion is the MCP revision of the stateless cells: no initialize,
@@ -20,8 +22,19 @@ import (
 const modernVersion = "2026-07-28"
 
 // statelessSuffix ends the key of a target that calls a server of another
-// target (the key without it) at modernVersion, over Streamable HTTP only.
+// target (the key without it) at modernVersion.
 const statelessSuffix = "-2026"
+
+// modernMeta is the _meta of every request of the stateless cells, over
+// either transport: what a 2026-07-28 client that declares no capability
+// sends (docs/mcp-2026.md).
+func modernMeta() map[string]any {
+	return map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    modernVersion,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "hangar-bench", "version": "1"},
+	}
+}
 
 // stateless reports whether t is a 2026-07-28 target.
 func (t target) stateless() bool { return strings.HasSuffix(t.Key, statelessSuffix) }
@@ -55,11 +68,7 @@ func modernCallers(url string, spec callSpec) func(i int) callFunc {
 		params, err := json.Marshal(map[string]any{
 			"name":      tool,
 			"arguments": spec.args,
-			"_meta": map[string]any{
-				"io.modelcontextprotocol/protocolVersion":    modernVersion,
-				"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-				"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "hangar-bench", "version": "1"},
-			},
+			"_meta":     modernMeta(),
 		})
 		if err != nil {
 			panic(err)
@@ -100,6 +109,39 @@ func modernCallers(url string, spec callSpec) func(i int) callFunc {
 			return checkModernAnswer(resp.Header.Get("Content-Type"), raw, id, spec.expect)
 		}
 	}
+}
+
+// modernLineCallers calls spec's tool at modernVersion over stdio: each
+// caller sends tools/call requests with the revision's _meta on the stdio
+// connection of a go-sdk client session (the one the 2025-11-25 cells of
+// the same server use, C requests in flight on it). Hangar's stdio edge
+// serves a line whose _meta names the protocol version without a session,
+// whatever came before it on the stream (docs/mcp-2026.md), so the server
+// does for each exactly what it does for a 2026-07-28 client's, which
+// sends no initialize. Every answer is checked: spec.expect back, and the
+// serverInfo that only the 2026-07-28 edge puts in a result's _meta (the
+// go-sdk client of a 2025-11-25 session does not keep resultType).
+func modernLineCallers(sessions []*mcp.ClientSession, spec callSpec) func(i int) callFunc {
+	return func(i int) callFunc {
+		cs := sessions[i%len(sessions)]
+		params := &mcp.CallToolParams{Name: spec.tool(i), Arguments: spec.args, Meta: modernMeta()}
+		return func(ctx context.Context) error {
+			res, err := cs.CallTool(ctx, params)
+			if err != nil {
+				return err
+			}
+			return checkModernResult(res, spec.expect)
+		}
+	}
+}
+
+// checkModernResult checks a result of modernLineCallers: one of
+// 2026-07-28 (serverInfo in its _meta) that checkResult accepts.
+func checkModernResult(res *mcp.CallToolResult, expect string) error {
+	if _, ok := res.Meta["io.modelcontextprotocol/serverInfo"]; !ok {
+		return fmt.Errorf("answered without serverInfo in _meta: not served at %s", modernVersion)
+	}
+	return checkResult(res, expect)
 }
 
 // modernAnswer is the part of a JSON-RPC response to tools/call that the

@@ -12,7 +12,8 @@ import (
 )
 
 // runProfile runs Hangar (the code of cmd/hangar, inside this binary),
-// drives it like a throughput cell, profiles its measured window (CPU and
+// drives it like a throughput cell (or, with -profile-2026, like a
+// stateless cell), profiles its measured window (CPU and
 // allocations; the warm-up and the start are left out), and writes
 // cpu.pprof, allocs.pprof and text summaries to the profile directory,
 // among them cpu-split.txt, the CPU time of a call divided among the parts
@@ -45,10 +46,13 @@ func runProfile(ctx context.Context, e *env) error {
 	default:
 		return fmt.Errorf("-profile-plugin: want go, wat or native, not %q", o.profileTarget)
 	}
+	if o.profileModern && plugin == "" {
+		return fmt.Errorf("-profile-2026: the native server (a) does not speak %s", modernVersion)
+	}
 	c := o.profileC
 	var r cell
 	switch o.profileTransport {
-	case "http", "http-2026":
+	case "http":
 		if plugin != "" {
 			argv = append(argv, "--http", "127.0.0.1:0", plugin)
 		} else {
@@ -67,8 +71,7 @@ func runProfile(ctx context.Context, e *env) error {
 		}
 		spec := echoSpec("echo")
 		spec.window = signalWindow(p.pid())
-		if o.profileTransport == "http-2026" {
-			// MCP 2026-07-28 without sessions, as the stateless targets.
+		if o.profileModern {
 			r = driveCalls(ctx, p.pid(), c, spec, o.warmup, o.duration, modernCallers(p.url, spec))
 			p.stop()
 			break
@@ -97,13 +100,21 @@ func runProfile(ctx context.Context, e *env) error {
 		}
 		spec := echoSpec("echo")
 		spec.window = signalWindow(s.pid())
-		r = drive(ctx, s.pid(), []*mcp.ClientSession{s.session}, c, spec, o.warmup, o.duration)
+		callers := sessionCallers([]*mcp.ClientSession{s.session}, spec)
+		if o.profileModern {
+			callers = modernLineCallers([]*mcp.ClientSession{s.session}, spec)
+		}
+		r = driveCalls(ctx, s.pid(), c, spec, o.warmup, o.duration, callers)
 		s.stop()
 	default:
-		return fmt.Errorf("-profile-transport: want http, http-2026 or stdio, not %q", o.profileTransport)
+		return fmt.Errorf("-profile-transport: want http or stdio, not %q", o.profileTransport)
 	}
-	logf("profiled %s plugin over %s at C=%d: %.0f calls/s, p50 %.2f ms, p99 %.2f ms, errors %d %s",
-		o.profileTarget, o.profileTransport, c, r.Throughput, r.P50, r.P99, r.Errors, r.FirstError)
+	era := "2025-11-25 sessions"
+	if o.profileModern {
+		era = modernVersion + " stateless"
+	}
+	logf("profiled %s plugin over %s (%s) at C=%d: %.0f calls/s, p50 %.2f ms, p99 %.2f ms, errors %d %s",
+		o.profileTarget, o.profileTransport, era, c, r.Throughput, r.P50, r.P99, r.Errors, r.FirstError)
 	if r.Calls == 0 {
 		return fmt.Errorf("no call completed in the measured window: a longer -duration, or -warmup, may help")
 	}

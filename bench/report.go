@@ -457,31 +457,42 @@ func (r *results) markdown() string {
 
 // modernTable compares the stateless cells (MCP 2026-07-28, no session)
 // with the session cells (2025-11-25) of the same server and plugin, over
-// HTTP: "" when the run has none.
+// each transport: "" when the run has none.
 func (r *results) modernTable() string {
 	var b strings.Builder
-	for _, p := range []struct{ old, new, plugin string }{
-		{tHangarGo.Key, tHangarGo2026.Key, "Go-PDK echo"},
-		{tHangarWAT.Key, tHangarWAT2026.Key, "WAT echo"},
+	for _, tr := range []struct{ key, title, how string }{
+		{"http", "Streamable HTTP", "at 2025-11-25 through go-sdk client sessions (one per caller, after `initialize`), at 2026-07-28 with `tools/call` POSTs that carry the revision's `_meta` and headers, no `initialize` and no session, over keep-alive connections. Every answer is checked (the echoed text; at 2026-07-28 also `resultType` \"complete\")"},
+		{"stdio", "stdio", "at 2025-11-25 through the go-sdk client session of the process's stdin and stdout (C requests in flight on it), at 2026-07-28 with `tools/call` requests that carry the revision's `_meta` on the same stream, which Hangar serves without a session whatever came before them, as it serves a 2026-07-28 client that sends no `initialize`. Every answer is checked (the echoed text; at 2026-07-28 also the `serverInfo` only that revision's results carry)"},
 	} {
-		for _, c := range r.Levels {
-			o, n := r.cell("http", p.old, c), r.cell("http", p.new, c)
-			if o == nil || n == nil {
-				continue
+		var t strings.Builder
+		for _, p := range []struct{ old, new, plugin string }{
+			{tHangarGo.Key, tHangarGo2026.Key, "Go-PDK echo"},
+			{tHangarWAT.Key, tHangarWAT2026.Key, "WAT echo"},
+		} {
+			for _, c := range r.Levels {
+				o, n := r.cell(tr.key, p.old, c), r.cell(tr.key, p.new, c)
+				if o == nil || n == nil {
+					continue
+				}
+				if t.Len() == 0 {
+					fmt.Fprintf(&t, "### %s: 2026-07-28 stateless beside 2025-11-25 sessions (Hangar)\n\n", tr.title)
+					fmt.Fprintf(&t, "The same `hangar serve` process and plugin, called in turn: %s: a wrong one counts as an error. (a) and the Node peer do not speak 2026-07-28 and have no such cells.\n\n", tr.how)
+					fmt.Fprintf(&t, "| plugin | C | calls/s 2025 | calls/s 2026 | 2026 / 2025 | p50 ms 2025 | p50 ms 2026 | p99 ms 2025 | p99 ms 2026 | server CPU µs/call 2025 | server CPU µs/call 2026 | server CPU 2026 / 2025 | errors 2025 / 2026 |\n")
+					fmt.Fprintf(&t, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+				}
+				x, _ := ratio(n, o)
+				cpu := "–"
+				if o.ServerCPU > 0 && n.ServerCPU > 0 {
+					cpu = fmt.Sprintf("%.2f", n.ServerCPU/o.ServerCPU)
+				}
+				fmt.Fprintf(&t, "| %s | %d | %.0f | %.0f | %.2f× | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f | %s | %d / %d |\n",
+					p.plugin, c, o.Throughput, n.Throughput, x, o.P50, n.P50, o.P99, n.P99, o.ServerCPU, n.ServerCPU, cpu, o.Errors, n.Errors)
 			}
-			if b.Len() == 0 {
-				fmt.Fprintf(&b, "### Streamable HTTP: 2026-07-28 stateless beside 2025-11-25 sessions (Hangar)\n\n")
-				fmt.Fprintf(&b, "The same `hangar serve` process and plugin, called in turn: at 2025-11-25 through go-sdk client sessions (one per caller, after `initialize`), at 2026-07-28 with `tools/call` POSTs that carry the revision's `_meta` and headers, no `initialize` and no session, over keep-alive connections. Every answer is checked (the echoed text; at 2026-07-28 also `resultType` \"complete\"): a wrong one counts as an error. (a) and the Node peer do not speak 2026-07-28 and have no such cells.\n\n")
-				fmt.Fprintf(&b, "| plugin | C | calls/s 2025 | calls/s 2026 | 2026 / 2025 | p50 ms 2025 | p50 ms 2026 | p99 ms 2025 | p99 ms 2026 | server CPU µs/call 2025 | server CPU µs/call 2026 | errors 2025 / 2026 |\n")
-				fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-			}
-			x, _ := ratio(n, o)
-			fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.2f× | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f | %d / %d |\n",
-				p.plugin, c, o.Throughput, n.Throughput, x, o.P50, n.P50, o.P99, n.P99, o.ServerCPU, n.ServerCPU, o.Errors, n.Errors)
 		}
-	}
-	if b.Len() > 0 {
-		b.WriteString("\n")
+		if t.Len() > 0 {
+			b.WriteString(t.String())
+			b.WriteString("\n")
+		}
 	}
 	return b.String()
 }

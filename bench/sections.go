@@ -177,7 +177,7 @@ func (e *env) runThroughput(ctx context.Context, res *results) error {
 }
 
 // serverGroup is a server of the throughput section and the targets that
-// call it: its own, and a stateless target over HTTP.
+// call it: its own, and a stateless target.
 type serverGroup struct {
 	server  target
 	targets []target
@@ -188,9 +188,6 @@ type serverGroup struct {
 func (e *env) serverGroups(tr string) []serverGroup {
 	var gs []serverGroup
 	for _, t := range e.targets() {
-		if t.stateless() && tr != "http" {
-			continue
-		}
 		i := slices.IndexFunc(gs, func(g serverGroup) bool { return g.server.Key == t.server().Key })
 		if i < 0 {
 			gs = append(gs, serverGroup{server: t.server()})
@@ -216,17 +213,18 @@ type served struct {
 }
 
 // callers returns how c callers of target t call sv: through go-sdk
-// sessions, or for a stateless target with raw 2026-07-28 requests.
+// sessions, or for a stateless target with 2026-07-28 requests (raw POSTs
+// over HTTP, lines with the revision's _meta over stdio).
 func (sv *served) callers(t target, c int, spec callSpec) (func(i int) callFunc, func(), error) {
-	if t.stateless() {
-		if sv.url == "" {
-			return nil, nil, fmt.Errorf("%s: %s is served over HTTP only", sv.name, t.Key)
-		}
+	if t.stateless() && sv.url != "" {
 		return modernCallers(sv.url, spec), func() {}, nil
 	}
 	ss, done, err := sv.sessions(c)
 	if err != nil {
 		return nil, nil, err
+	}
+	if t.stateless() {
+		return modernLineCallers(ss, spec), done, nil
 	}
 	return sessionCallers(ss, spec), done, nil
 }

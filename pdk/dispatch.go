@@ -3,6 +3,8 @@ package pdk
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/hangar-mcp/hangar/pdk/internal/fastjson"
 )
 
 // The v1 exports, all provided by this package.
@@ -160,13 +162,19 @@ func fastEnvelope(in []byte, env *envelope) bool {
 	return ok
 }
 
-// decodeMeta decodes a _meta value, or reports false.
+// decodeMeta decodes a _meta value, or reports false: by
+// fastjson.Object when it can (a request of MCP 2026-07-28 carries the
+// client's capabilities in every _meta, which encoding/json took a Go
+// guest some 30 µs to decode), with encoding/json otherwise.
 func decodeMeta(v []byte) (Meta, bool) {
 	switch {
 	case v == nil:
 		return nil, true
 	case isEmptyObject(v):
 		return Meta{}, true
+	}
+	if m, ok := fastjson.Object(v); ok {
+		return m, true
 	}
 	var m Meta
 	return m, json.Unmarshal(v, &m) == nil

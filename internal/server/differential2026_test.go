@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -183,6 +184,9 @@ func differential26(t *testing.T, open func(*testing.T, diffTarget) exchanger26)
 		}
 	}
 	compare(t, runs[0], runs[1])
+	for i, tg := range tgs {
+		checkPluginMeta26(t, tg.name, runs[i])
+	}
 	if testing.Verbose() {
 		for i, st := range runs[0] {
 			t.Logf("step %d:\n\t%s", script26[i].id, strings.Join(st, "\n\t"))
@@ -235,4 +239,40 @@ func TestFastPathMatchesSDKOverHTTP2026(t *testing.T) {
 			return out, last
 		}
 	})
+}
+
+// checkPluginMeta26 checks the _meta a plugin got at 2026-07-28 (step 3,
+// echo_context): the request's own, and the client's capabilities, but
+// not the framing the edge consumes (protocol version, client info, log
+// level), which a plugin in a session of an older version never sees.
+func checkPluginMeta26(t *testing.T, name string, run [][]string) {
+	t.Helper()
+	for i, st := range script26 {
+		if st.id != 3 {
+			continue
+		}
+		tr := run[i]
+		line := tr[len(tr)-1]
+		if j := strings.LastIndex(line, "data: "); j >= 0 {
+			line = strings.TrimSpace(line[j+len("data: "):])
+		}
+		var m struct {
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil || len(m.Result.Content) != 1 {
+			t.Fatalf("%s: step 3 answered %s (%v)", name, line, err)
+		}
+		var got struct{ Meta map[string]any }
+		if err := json.Unmarshal([]byte(m.Result.Content[0].Text), &got); err != nil {
+			t.Fatalf("%s: echo_context answered %q: %v", name, m.Result.Content[0].Text, err)
+		}
+		want := map[string]any{"io.modelcontextprotocol/clientCapabilities": caps26, "progressToken": "p-1", "trace": "abc"}
+		if !reflect.DeepEqual(got.Meta, want) {
+			t.Errorf("%s: the plugin got _meta %v, want %v", name, got.Meta, want)
+		}
+		return
+	}
+	t.Fatal("no step 3 in script26")
 }

@@ -208,6 +208,7 @@ func New(ctx context.Context, mounts []Mount, opts *Options) (*Server, error) {
 			Middleware:   hooks.Middleware,
 			SetCacheable: hooks.SetCacheable,
 			Request:      hooks.Request,
+			PluginMeta:   hooks.PluginMeta,
 		},
 	})
 	if err != nil {

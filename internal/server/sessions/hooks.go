@@ -48,6 +48,11 @@ type Hooks struct {
 	// _meta), it returns the request as the edge describes it and true,
 	// or false for a call of the sessions.
 	Request func(ctx context.Context, rq core.Request) (core.Request, bool)
+	// PluginMeta returns the _meta that plugins get of a request of the
+	// edge's versions (wire.VersionInMeta), given the request's: the
+	// sessions describe such a request to the core (and to Request) with
+	// it, whichever of their handlers serves it.
+	PluginMeta func(meta mcp.Meta) mcp.Meta
 }
 
 // check reports a field of h (if not nil) that is unset: a field added

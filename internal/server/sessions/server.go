@@ -83,6 +83,8 @@ type Server struct {
 	requests *httpcalls.Tracker                                              // HTTP requests in progress
 	adopt    func(ctx context.Context, rq core.Request) (core.Request, bool) // Hooks.Request; nil: none
 	subs     subscriptions                                                   // (subscriptions.go)
+	// pluginMeta is Hooks.PluginMeta; nil: none.
+	pluginMeta func(meta mcp.Meta) mcp.Meta
 }
 
 // New returns the go-sdk server of c's sessions. Register it with c
@@ -113,7 +115,7 @@ func New(c Core, opts *Options) (*Server, error) {
 	var setCacheable func(context.Context, mcp.Request, *mcp.Cacheable)
 	if h := o.Hooks; h != nil {
 		versions = append(slices.Clone(h.Versions), versions...)
-		setCacheable, s.adopt = h.SetCacheable, h.Request
+		setCacheable, s.adopt, s.pluginMeta = h.SetCacheable, h.Request, h.PluginMeta
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "hangar", Version: o.Version}, &mcp.ServerOptions{
 		GetSessionID:              o.SessionID,

@@ -134,9 +134,13 @@ func (st *State) Notification(meta mcp.Meta, principal *sdkauth.TokenInfo) core.
 // request's Extra (idHeader), and over Streamable HTTP the HTTP request
 // that carried the call recorded it (package httpcalls). A call that
 // another edge serves through the handler (Hooks.Request) is described as
-// that edge says.
+// that edge says, and a request of that edge's versions has the _meta it
+// gives plugins (Hooks.PluginMeta).
 func (s *Server) sdkRequest(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta, method, key string) core.Request {
 	id, carrier := s.sdkID(extra, method, key)
+	if s.pluginMeta != nil && wire.MetaNamesVersion(meta) {
+		meta = s.pluginMeta(meta)
+	}
 	if s.adopt != nil {
 		if rq, ok := s.adopt(ctx, core.Request{Principal: tokenOf(extra), ID: id, Meta: meta}); ok {
 			return rq

@@ -292,6 +292,7 @@ func TestNewChecksWiring(t *testing.T) {
 			Middleware:   func(next mcp.MethodHandler) mcp.MethodHandler { return next },
 			SetCacheable: func(context.Context, mcp.Request, *mcp.Cacheable) {},
 			Request:      func(_ context.Context, rq core.Request) (core.Request, bool) { return rq, false },
+			PluginMeta:   func(meta mcp.Meta) mcp.Meta { return meta },
 		}
 	}
 	if _, err := sessions.New(c, &sessions.Options{Logger: servertest.Logger()}); err == nil || !strings.Contains(err.Error(), "Options.Requests") {
@@ -305,6 +306,7 @@ func TestNewChecksWiring(t *testing.T) {
 		"Middleware":   func(h *sessions.Hooks) { h.Middleware = nil },
 		"SetCacheable": func(h *sessions.Hooks) { h.SetCacheable = nil },
 		"Request":      func(h *sessions.Hooks) { h.Request = nil },
+		"PluginMeta":   func(h *sessions.Hooks) { h.PluginMeta = nil },
 	} {
 		h := full()
 		unset(h)

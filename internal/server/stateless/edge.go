@@ -101,11 +101,15 @@ type Edge struct {
 // calls serves the requests of 2026-07-28 that may need the client's
 // input through the core, and the requests of the tasks extension: what
 // the edge's fast path and the go-sdk's path (its middleware, in Hooks)
-// share. It holds no state of its own.
+// share. It holds no state of its own (but the encoding of serverInfo,
+// made once).
 type calls struct {
 	core  Core
 	info  *mcp.Implementation
 	tasks *tasks.Table // nil: the tasks extension is not offered
+
+	metaOnce sync.Once
+	metaJSON []byte // a plain result's _meta, encoded (plainMeta)
 }
 
 func newCalls(c Core, opts *Options) (*calls, Options, error) {
@@ -137,6 +141,10 @@ type Hooks struct {
 	// for Middleware, given the request as the handler knows it; it
 	// reports false for any other call.
 	Request func(ctx context.Context, rq core.Request) (core.Request, bool)
+	// PluginMeta returns the _meta plugins get of a request of Version,
+	// given the request's: without the keys that frame it, which the edge
+	// consumes (pluginMeta).
+	PluginMeta func(meta mcp.Meta) mcp.Meta
 }
 
 // NewHooks returns what the edge of c, with opts, adds to the go-sdk's
@@ -146,7 +154,7 @@ func NewHooks(c Core, opts *Options) (*Hooks, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Hooks{Versions: []string{Version}, Middleware: k.middleware, SetCacheable: setCacheable, Request: detachedRequest}, nil
+	return &Hooks{Versions: []string{Version}, Middleware: k.middleware, SetCacheable: setCacheable, Request: detachedRequest, PluginMeta: pluginMeta}, nil
 }
 
 // New returns the edge of c, which leaves to sdkHTTP, the go-sdk's
@@ -358,6 +366,16 @@ func (r *inputRequired) MarshalJSON() ([]byte, error) { return marshalInput(r.in
 // resultType "complete" (the go-sdk's results that keep it unexported
 // write it last, after what they marshal).
 func (e *calls) encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
+	if r, ok := res.(*mcp.CallToolResult); ok {
+		if b, ok := e.appendPlainAnswer(nil, id, r); ok {
+			return b, nil
+		}
+	}
+	return e.marshalResult(id, res)
+}
+
+// marshalResult is encodeResult of any result, by json.Marshal.
+func (e *calls) marshalResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
 	res.SetMeta(e.withServerInfo(res.GetMeta()))
 	if r, ok := res.(*mcp.CallToolResult); ok && r.Content == nil {
 		r.Content = []mcp.Content{} // as the go-sdk does

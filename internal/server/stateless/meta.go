@@ -3,12 +3,16 @@ package stateless
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/mrtr"
 	"github.com/hangar-mcp/hangar/internal/server/core"
+	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
 
@@ -31,7 +35,7 @@ func SupportedVersions() []string {
 
 // reqMeta is what the _meta of a request says of it.
 type reqMeta struct {
-	meta     mcp.Meta // decoded, as plugins get it
+	meta     mcp.Meta // decoded, as plugins get it: without the edge's framing (pluginMeta)
 	version  string
 	caps     *mcp.ClientCapabilities
 	logLevel mcp.LoggingLevel // "" if none: no log messages
@@ -64,8 +68,12 @@ func checkMeta(raw json.RawMessage) (*reqMeta, *jsonrpc.Error) {
 	return checkFields(meta)
 }
 
-// decodeMeta decodes a request's _meta (nil if absent).
+// decodeMeta decodes a request's _meta (nil if absent): by plainObject
+// when it can, with encoding/json otherwise.
 func decodeMeta(raw json.RawMessage) (mcp.Meta, *jsonrpc.Error) {
+	if m, ok := plainObject(raw); ok {
+		return m, nil
+	}
 	var meta mcp.Meta
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &meta); err != nil {
@@ -84,7 +92,7 @@ func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
 	if version != Version {
 		return nil, unsupportedVersion(version)
 	}
-	rm := &reqMeta{meta: meta, version: version}
+	rm := &reqMeta{version: version}
 	c, ok := meta[wire.MetaClientCapabilities].(map[string]any)
 	if !ok {
 		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s declares the client's capabilities in params._meta (an object, {} for none)", wire.MetaClientCapabilities, Version)
@@ -115,7 +123,41 @@ func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
 		}
 		rm.logLevel = mcp.LoggingLevel(level)
 	}
+	// The map is this edge's own, decoded for this request: the framing
+	// goes from it in place.
+	rm.meta = dropFraming(meta)
 	return rm, nil
+}
+
+// framing are the keys of a request's _meta that frame it as a request of
+// 2026-07-28, which the edge consumes: its protocol version, the client's
+// name and its log level, which an older session's client declares once,
+// in initialize and logging/setLevel. The client's capabilities are not
+// among them: a plugin may read them to ask only for what the client can
+// give (the Go PDK's Context.ClientCapabilities), and the core tells by
+// them a client that takes tasks.
+var framing = [...]string{wire.MetaProtocolVersion, wire.MetaClientInfo, wire.MetaLogLevel}
+
+// pluginMeta returns the _meta of a request as plugins get it: meta
+// without the framing keys, so that a plugin sees the same context at
+// every version (docs/abi.md), and a Go guest does not decode, at every
+// call, what no plugin reads. meta is not changed: a copy is made if it
+// holds any of them.
+func pluginMeta(meta mcp.Meta) mcp.Meta {
+	for _, k := range framing {
+		if _, ok := meta[k]; ok {
+			return dropFraming(maps.Clone(meta))
+		}
+	}
+	return meta
+}
+
+// dropFraming deletes the framing keys from meta, and returns it.
+func dropFraming(meta mcp.Meta) mcp.Meta {
+	for _, k := range framing {
+		delete(meta, k)
+	}
+	return meta
 }
 
 // capabilities reads the client capabilities of a request's _meta, as
@@ -215,4 +257,56 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // _meta asked for min ("" asked for none).
 func logs(min, level mcp.LoggingLevel) bool {
 	return min != "" && levels[level] >= levels[min]
+}
+
+// plainObject decodes the JSON object b as json.Unmarshal decodes it into
+// a map[string]any, and reports true, when b is valid UTF-8 and JSON and
+// holds only objects, strings without escapes, numbers float64 holds, and
+// true, false and null; else it reports false, and decodeMeta decodes b
+// with encoding/json. Every 2026-07-28 request's _meta is decoded, and
+// encoding/json's reflective decoding of its few members was a tenth of a
+// stdio tools/call's CPU.
+func plainObject(b []byte) (map[string]any, bool) {
+	if len(b) == 0 || b[0] != '{' || !utf8.Valid(b) || !rawjson.Valid(b) {
+		return nil, false
+	}
+	return plainMembers(b)
+}
+
+// plainMembers is plainObject of an object already checked.
+func plainMembers(b []byte) (map[string]any, bool) {
+	m := map[string]any{}
+	ok := rawjson.Object(b, func(key, v []byte) bool {
+		var x any
+		switch c := v[0]; {
+		case c == '{':
+			o, ok := plainMembers(v)
+			if !ok {
+				return false
+			}
+			x = o
+		case c == '"':
+			s, ok := rawjson.String(v)
+			if !ok {
+				return false
+			}
+			x = s
+		case c == '-' || c >= '0' && c <= '9':
+			n, err := strconv.ParseFloat(string(v), 64)
+			if err != nil {
+				return false
+			}
+			x = n
+		case string(v) == "true":
+			x = true
+		case string(v) == "false":
+			x = false
+		case string(v) == "null":
+		default: // an array
+			return false
+		}
+		m[string(key)] = x
+		return true
+	})
+	return m, ok
 }

@@ -1,6 +1,7 @@
 package stateless
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 )
@@ -30,4 +31,34 @@ func TestCapabilitiesKeepExtensions(t *testing.T) {
 			t.Errorf("extensions %v accepted", bad)
 		}
 	}
+}
+
+// FuzzPlainObject: whenever plainObject decodes a _meta, json.Unmarshal
+// decodes the same, and the common shapes of a 2026-07-28 _meta are
+// decoded without encoding/json.
+func FuzzPlainObject(f *testing.F) {
+	common := []string{
+		`{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`,
+		`{"progressToken":3,"x":-1.5e3,"t":true,"f":false,"n":null,"o":{"p":{}}} `,
+		`{"a":1,"a":"é"}`,
+	}
+	for _, s := range common {
+		if _, ok := plainObject([]byte(s)); !ok {
+			f.Errorf("plainObject(%s) declined", s)
+		}
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{`{"a":[1]}`, `{"a":"\n"}`, `{"k\u0041":1}`, `{"big":1e400}`, `{"a":1`, `[]`, `null`, "{\"a\":\"\xff\"}", `{"a":1}x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, ok := plainObject(in)
+		if !ok {
+			return
+		}
+		var want map[string]any
+		if err := json.Unmarshal(in, &want); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("plainObject(%q) = %#v; json.Unmarshal %#v, %v", in, got, want, err)
+		}
+	})
 }

@@ -122,7 +122,7 @@ type detachedKey struct{}
 // serves with ctx (Hooks.Request), given the request as the handler knows
 // it (principal, id, _meta): if the middleware detached it, as a request
 // of 2026-07-28 with the call's client sink and capabilities, and no
-// scope. It reports false for any other call.
+// scope. Its _meta is already the one plugins get (Hooks.PluginMeta). It reports false for any other call.
 func detachedRequest(ctx context.Context, rq core.Request) (core.Request, bool) {
 	d, _ := ctx.Value(detachedKey{}).(*detached)
 	if d == nil {

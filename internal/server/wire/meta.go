@@ -27,17 +27,17 @@ const MaxSubscriptions = 1000
 // VersionInMeta reports whether req is a request of MCP 2026-07-28 or
 // later: its _meta names the protocol version, as the go-sdk decides.
 func VersionInMeta(req mcp.Request) bool {
-	return AtLeast(metaVersion(req), Version20260728)
-}
-
-// metaVersion returns the protocol version req's _meta names, or "".
-func metaVersion(req mcp.Request) string {
 	p := req.GetParams()
 	if p == nil || reflect.ValueOf(p).IsNil() {
-		return ""
+		return false
 	}
-	v, _ := p.GetMeta()[MetaProtocolVersion].(string)
-	return v
+	return MetaNamesVersion(p.GetMeta())
+}
+
+// MetaNamesVersion is VersionInMeta of a request's _meta.
+func MetaNamesVersion(meta mcp.Meta) bool {
+	v, _ := meta[MetaProtocolVersion].(string)
+	return AtLeast(v, Version20260728)
 }
 
 // The MCP Apps extension (io.modelcontextprotocol/ui): its name in

@@ -252,3 +252,33 @@ func FuzzVerbatim(f *testing.F) {
 		}
 	})
 }
+
+// FuzzObject checks Object against encoding/json: whenever it decodes an
+// input, json.Unmarshal into a map[string]any decodes the same, and it
+// declines no valid object of plain values nested less than MaxDepth.
+func FuzzObject(f *testing.F) {
+	for _, s := range valueSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{}`, ` { } `, `{"io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"progressToken":3,"trace":"x","a":[1,-2.5e3,"\u00e9\n",true,false,null,{}],"b":{"c":[]}}`,
+		`{"a":1,"a":2}`, `{"big":1e400}`, `{"s":"\ud800"}`, `{"k\"ey":"v"}`, `{"a":}`, `[1]`, `null`, `{"a":1} x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, ok := Object(in)
+		var want map[string]any
+		err := json.Unmarshal(in, &want)
+		if ok {
+			if err != nil || want == nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("Object(%q) = %#v; json.Unmarshal %#v, %v", in, got, want, err)
+			}
+			return
+		}
+		if err == nil && want != nil && depth(in) < MaxDepth {
+			t.Fatalf("Object(%q) declined what json.Unmarshal decodes: %#v", in, want)
+		}
+	})
+}
