@@ -67,6 +67,7 @@ fuzz() { # target package count
 fuzz FuzzJSONRPC ./internal/server 300x
 fuzz FuzzParseMessage ./internal/server/fastpath 200000x
 fuzz FuzzReadMessage ./internal/server/stateless 200000x
+fuzz FuzzPlainObject ./internal/server/stateless 60000x
 fuzz FuzzRead ./internal/server/wire 200000x
 fuzz FuzzValid ./internal/server/rawjson 100000x
 fuzz FuzzToolResult ./internal/plugin 200000x
@@ -77,6 +78,7 @@ fuzz FuzzPluginOutput ./internal/plugin 20000x
 fuzz FuzzHostAllowed ./internal/plugin 150000x
 fuzz FuzzKernel ./internal/plugin 2000x
 fuzz FuzzSplitEnvelope ./pdk 1000000x
+fuzz FuzzObject ./pdk/internal/fastjson 200000x
 fuzz FuzzAppendTextResult ./pdk 100000x
 fuzz FuzzAppendStructuredResult ./pdk 100000x
 fuzz FuzzURITemplate ./pdk 200000x
