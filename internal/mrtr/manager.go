@@ -95,8 +95,7 @@ type Manager struct {
 	sweepAt    int                // size of consumed at which expired ids are dropped
 	closed     bool
 
-	workers workers // run the calls (workers.go)
-	stats   counters
+	stats counters
 }
 
 type counters struct {
@@ -132,7 +131,6 @@ func New(o Options) (*Manager, error) {
 		consumed:        map[string]int64{},
 		forwarding:      map[string]bool{},
 		sweepAt:         64,
-		workers:         workers{calls: make(chan func())},
 	}
 	if m.parkTimeout == 0 {
 		m.parkTimeout = DefaultParkTimeout
@@ -430,8 +428,8 @@ func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*
 }
 
 // launch makes the call of a request without requestState, attached to
-// that request, and runs it on a goroutine of its own (a worker), with a
-// context of its own: what Serve and Begin share.
+// that request, and runs it on a goroutine of its own, with a context of
+// its own: what Serve and Begin share.
 func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (*Call, *attachment, error) {
 	m.mu.Lock()
 	closed := m.closed
@@ -442,6 +440,7 @@ func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	c := &Call{
 		m:         m,
+		id:        rand.Text(),
 		principal: req.Principal,
 		client:    clientKey(ctx, req),
 		method:    req.Method,
@@ -456,7 +455,7 @@ func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (
 	c.params = bytes.Clone(req.Params)
 	a := newAttachment(ctx, req.Sink, p.token)
 	c.attachLocked(a, req.Capabilities)
-	m.workers.run(func() {
+	go func() {
 		var res any
 		var err error
 		func() {
@@ -468,7 +467,7 @@ func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (
 			res, err = run(cctx, c.Host())
 		}()
 		c.finish(res, err)
-	})
+	}()
 	return c, a, nil
 }
 
@@ -660,11 +659,6 @@ func (m *Manager) acquire(c *Call) (evict *Call, err error) {
 		}
 		m.dropLocked(evict)
 		m.stats.evicted.Add(1)
-	}
-	if c.id == "" {
-		// Made when the call first asks: most calls never do, and
-		// crypto/rand cost each a few percent of its CPU.
-		c.id = rand.Text()
 	}
 	m.calls[c.id] = c
 	m.counted++
