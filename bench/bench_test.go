@@ -56,21 +56,7 @@ func TestSmoke(t *testing.T) {
 		pngOut:   filepath.Join(dir, "r.png"),
 		mdOut:    filepath.Join(dir, "r.md"),
 	}
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := run(ctx, o, &out); err != nil {
-		t.Fatal(err)
-	}
-
-	var res results
-	b, err := os.ReadFile(o.jsonOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res, printed := runFor(t, o, 2*time.Minute)
 	want := 2 * len(only) * len(o.levels) // transports × targets × levels
 	if len(res.Cells) != want {
 		t.Fatalf("%d cells, want %d", len(res.Cells), want)
@@ -89,7 +75,7 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", s, md)
 		}
 	}
-	if out.String() != string(md) {
+	if printed != string(md) {
 		t.Error("printed report differs from the -md file")
 	}
 	f, err := os.Open(o.pngOut)
@@ -108,6 +94,27 @@ func TestSmoke(t *testing.T) {
 
 // TestDistinctCopy checks that the copies used for the 10-plugin runs are
 // valid modules that differ from each other.
+// runFor runs the benchmark with o, which must set jsonOut, within d, and
+// returns its results as written to o.jsonOut and its report.
+func runFor(t *testing.T, o *options, d time.Duration) (results, string) {
+	t.Helper()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if err := run(ctx, o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var res results
+	b, err := os.ReadFile(o.jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res, out.String()
+}
+
 func TestDistinctCopy(t *testing.T) {
 	// The smallest module: magic and version.
 	wasm := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
@@ -270,20 +277,7 @@ func TestStateless2026(t *testing.T) {
 				noNode:     true,
 				jsonOut:    filepath.Join(dir, "r.json"),
 			}
-			var out bytes.Buffer
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			if err := run(ctx, o, &out); err != nil {
-				t.Fatal(err)
-			}
-			var res results
-			b, err := os.ReadFile(o.jsonOut)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &res); err != nil {
-				t.Fatal(err)
-			}
+			res, md := runFor(t, o, 3*time.Minute)
 			if len(res.Cells) != 4 {
 				t.Fatalf("%d cells, want 4 (2 targets × 2 levels, %s only): %+v", len(res.Cells), tc.transport, res.Cells)
 			}
@@ -296,7 +290,6 @@ func TestStateless2026(t *testing.T) {
 			if len(res.Servers) != 1 || res.Servers[0].Target != "hangar-wat" {
 				t.Errorf("servers %+v, want hangar-wat's only", res.Servers)
 			}
-			md := out.String()
 			for _, s := range []string{tc.title, "| WAT echo | 4 | ", "| " + tc.transport + " | (b) Hangar, WAT plugin, 2026-07-28 stateless | 4 |"} {
 				if !strings.Contains(md, s) {
 					t.Errorf("report lacks %q:\n%s", s, md)
