@@ -387,13 +387,8 @@ func encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
 // and reports whether it did; marshalTo takes any other result.
 // FuzzPlainResult checks the two write alike.
 func appendPlainResult(b *bytes.Buffer, r *mcp.CallToolResult) bool {
-	if len(r.Meta) != 0 || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
+	if !wire.TextOnly(r) {
 		return false
-	}
-	for _, c := range r.Content {
-		if t, ok := c.(*mcp.TextContent); !ok || t == nil || len(t.Meta) != 0 || t.Annotations != nil {
-			return false
-		}
 	}
 	b.WriteString(`{"content":[`)
 	for i, c := range r.Content {
@@ -415,12 +410,10 @@ func appendPlainResult(b *bytes.Buffer, r *mcp.CallToolResult) bool {
 // appendJSONString appends s as json.Marshal encodes it: directly if it is
 // printable ASCII that needs no escape, else through json.Marshal.
 func appendJSONString(b *bytes.Buffer, s string) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string cannot fail
-			b.Write(q)
-			return
-		}
+	if !wire.Unescaped(s) {
+		q, _ := json.Marshal(s) // a string cannot fail
+		b.Write(q)
+		return
 	}
 	b.WriteByte('"')
 	b.WriteString(s)

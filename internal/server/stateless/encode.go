@@ -36,11 +36,11 @@ func (e *calls) plainMeta() []byte {
 // such a string.
 func (e *calls) appendPlainAnswer(b []byte, id jsonrpc.ID, r *mcp.CallToolResult) ([]byte, bool) {
 	meta := e.plainMeta()
-	if meta == nil || len(r.Meta) != 0 || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
+	if meta == nil || !wire.TextOnly(r) {
 		return b, false
 	}
 	for _, c := range r.Content {
-		if t, ok := c.(*mcp.TextContent); !ok || t == nil || len(t.Meta) != 0 || t.Annotations != nil || !plain(t.Text) {
+		if !wire.Unescaped(c.(*mcp.TextContent).Text) {
 			return b, false
 		}
 	}
@@ -50,7 +50,7 @@ func (e *calls) appendPlainAnswer(b []byte, id jsonrpc.ID, r *mcp.CallToolResult
 	case int64:
 		b = strconv.AppendInt(b, v, 10)
 	case string:
-		if !plain(v) {
+		if !wire.Unescaped(v) {
 			return b[:start], false
 		}
 		b = append(append(append(b, '"'), v...), '"')
@@ -73,16 +73,4 @@ func (e *calls) appendPlainAnswer(b []byte, id jsonrpc.ID, r *mcp.CallToolResult
 		b = append(b, `,"isError":true`...)
 	}
 	return append(b, `,"resultType":"complete"}}`...), true
-}
-
-// plain reports whether s is written as itself between quotes by
-// encoding/json, with or without HTML escaping: printable ASCII but for
-// the quote, the backslash and <, > and &.
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
 }

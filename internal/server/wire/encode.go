@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 )
@@ -72,6 +73,34 @@ func MarshalPlain(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// TextOnly reports whether r is a tool result of text blocks and nothing
+// else that its JSON would carry: no _meta on it or on a block, no
+// annotations, no structured content, input requests or request state.
+// The edges write such a result directly, without json.Marshal.
+func TextOnly(r *mcp.CallToolResult) bool {
+	if len(r.Meta) != 0 || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
+		return false
+	}
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); !ok || t == nil || len(t.Meta) != 0 || t.Annotations != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Unescaped reports whether encoding/json writes s between quotes as it
+// is, with or without HTML escaping: printable ASCII but for the quote,
+// the backslash and <, > and &.
+func Unescaped(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // fastServed counts the calls the edges served in front of the go-sdk.
