@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/server/wire"
 )
@@ -81,16 +80,6 @@ func readMessage(b []byte) (*message, bool) {
 	return m, true
 }
 
-// sdkReadsAnswers reports whether the go-sdk reads raw as a request's
-// inputResponses: each response must say what it answers ("action",
-// "role" or "roots"), which the core, reading them only when they
-// answer a parked call, would not check of a first call. Only retries
-// carry them, so the cost is theirs.
-func sdkReadsAnswers(raw json.RawMessage) bool {
-	var ir mcp.InputResponseMap
-	return json.Unmarshal(raw, &ir) == nil
-}
-
 func nonNull(v json.RawMessage) json.RawMessage {
 	if len(v) == 0 || string(v) == "null" {
 		return nil
@@ -145,11 +134,6 @@ func readPlain(b []byte) (*message, bool) {
 			callable = false
 		}
 		m.answers = string(p.Answers) != "null"
-		if callable && m.answers && !sdkReadsAnswers(p.Answers) {
-			// The go-sdk refuses the request (invalid params): it is
-			// left to it, to say so as it does.
-			callable = false
-		}
 	}
 	m.plain = callable && m.hasKey
 	return m, true
