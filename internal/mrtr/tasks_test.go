@@ -370,8 +370,10 @@ func TestBeginRelease(t *testing.T) {
 	eventually(t, "the instance is back", func() bool { inUse, _ := p.Stats(); return inUse == 0 })
 
 	// M4: no elicitation capability: the ask fails the call, and the
-	// plugin would sleep a minute more.
-	r := sleepReq(0, true, 60_000)
+	// plugin would sleep a minute more. It sleeps before it asks: a call
+	// that has failed before Begin looks is answered directly, not kept
+	// (CI once saw the ask fail first).
+	r := sleepReq(500, true, 60_000)
 	r.caps = &mcp.ClientCapabilities{}
 	c, _, _ = begin(t, m, p, r, always, true)
 	if c == nil {
