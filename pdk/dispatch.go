@@ -323,7 +323,7 @@ func (r *registry) resourceHandler(req *ReadResourceRequest) (ResourceHandler, b
 		return e.handler, true
 	}
 	for _, e := range r.templates.values() {
-		if vars, ok := e.uri.match(req.URI); ok {
+		if vars, ok := e.match(req.URI); ok {
 			req.Vars = vars
 			return e.handler, true
 		}

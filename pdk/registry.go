@@ -30,8 +30,11 @@ type resourceEntry struct {
 
 type templateEntry struct {
 	template ResourceTemplate
-	uri      *uriTemplate
-	handler  ResourceHandler
+	// match is the parsed template's match method, held as a function so
+	// that a plugin without templates links no matcher: only
+	// AddResourceTemplate reaches the method (about 8 KB of code).
+	match   func(uri string) (map[string]string, bool)
+	handler ResourceHandler
 }
 
 type promptEntry struct {
@@ -134,7 +137,7 @@ func AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 	}
 	plugin.mu.Lock()
 	defer plugin.mu.Unlock()
-	plugin.templates.put(t.URITemplate, templateEntry{*t, parsed, h})
+	plugin.templates.put(t.URITemplate, templateEntry{*t, parsed.match, h})
 }
 
 // RemoveResourceTemplates withdraws the templates with the given URI

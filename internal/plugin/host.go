@@ -183,7 +183,11 @@ func (p *Plugin) wait(s *callState, timeout time.Duration, fn func(ctx context.C
 	ctx, cancel := context.WithTimeout(s, limit)
 	defer cancel()
 	out, err := fn(ctx)
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && s.Err() == nil {
+	// Only a wait that the deadline ended is "no answer": an error the
+	// host decided on its own (a cap, a missing capability) stays that
+	// error, however late it came. A loaded machine once let a 1 ms
+	// deadline pass before a cap refusal, which then read as a timeout.
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) && s.Err() == nil {
 		return nil, fmt.Errorf("no answer from the client within %s", limit)
 	}
 	return out, err
