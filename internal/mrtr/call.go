@@ -149,7 +149,7 @@ func (a *attachment) close() {
 // A Call is safe for concurrent use.
 type Call struct {
 	m         *Manager
-	id        string
+	id        string // made when the call first asks for input (acquire), under both locks
 	principal string
 	client    string // the principal, or the address of an anonymous caller: who it is for the caps' fairness
 	method    string

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/plugin"
+	"github.com/hangar-mcp/hangar/internal/workers"
 )
 
 // Defaults of Options.
@@ -95,7 +96,8 @@ type Manager struct {
 	sweepAt    int                // size of consumed at which expired ids are dropped
 	closed     bool
 
-	stats counters
+	workers *workers.Pool // run the calls
+	stats   counters
 }
 
 type counters struct {
@@ -131,6 +133,7 @@ func New(o Options) (*Manager, error) {
 		consumed:        map[string]int64{},
 		forwarding:      map[string]bool{},
 		sweepAt:         64,
+		workers:         workers.New(),
 	}
 	if m.parkTimeout == 0 {
 		m.parkTimeout = DefaultParkTimeout
@@ -428,8 +431,9 @@ func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*
 }
 
 // launch makes the call of a request without requestState, attached to
-// that request, and runs it on a goroutine of its own, with a context of
-// its own: what Serve and Begin share.
+// that request, and runs it on a goroutine of its own (a worker, whose
+// stack a call before has grown: package workers), with a context of its
+// own: what Serve and Begin share.
 func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (*Call, *attachment, error) {
 	m.mu.Lock()
 	closed := m.closed
@@ -440,7 +444,6 @@ func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	c := &Call{
 		m:         m,
-		id:        rand.Text(),
 		principal: req.Principal,
 		client:    clientKey(ctx, req),
 		method:    req.Method,
@@ -455,7 +458,7 @@ func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (
 	c.params = bytes.Clone(req.Params)
 	a := newAttachment(ctx, req.Sink, p.token)
 	c.attachLocked(a, req.Capabilities)
-	go func() {
+	m.workers.Run(func() {
 		var res any
 		var err error
 		func() {
@@ -467,7 +470,7 @@ func (m *Manager) launch(ctx context.Context, req Request, p *params, run Run) (
 			res, err = run(cctx, c.Host())
 		}()
 		c.finish(res, err)
-	}()
+	})
 	return c, a, nil
 }
 
@@ -659,6 +662,11 @@ func (m *Manager) acquire(c *Call) (evict *Call, err error) {
 		}
 		m.dropLocked(evict)
 		m.stats.evicted.Add(1)
+	}
+	if c.id == "" {
+		// Made when the call first asks: most calls never do, and
+		// crypto/rand cost each a few percent of its CPU.
+		c.id = rand.Text()
 	}
 	m.calls[c.id] = c
 	m.counted++

@@ -55,6 +55,7 @@ var layoutRules = map[string]struct {
 		allow: func(p string) bool {
 			return !strings.HasPrefix(p, module) || slices.Contains([]string{
 				module + "internal/server/core", module + "internal/server/rawjson", module + "internal/server/wire", module + "internal/server/httpcalls",
+				module + "internal/workers",
 			}, p)
 		},
 	},
@@ -76,7 +77,9 @@ var layoutRules = map[string]struct {
 	// Package mrtr holds the parked calls for the core, and knows no
 	// transport: forwarding over HTTP is package forward's.
 	"../mrtr": {
-		allow: func(p string) bool { return !strings.HasPrefix(p, module) || p == module+"internal/plugin" },
+		allow: func(p string) bool {
+			return !strings.HasPrefix(p, module) || p == module+"internal/plugin" || p == module+"internal/workers"
+		},
 		deny:  []string{"net", "net/http", "net/http/httputil", "net/url"},
 	},
 	"rawjson": {

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/server/rawjson"
 	"github.com/hangar-mcp/hangar/internal/server/wire"
+	"github.com/hangar-mcp/hangar/internal/workers"
 )
 
 // The fast path over stdio (and any other stream of newline-delimited
@@ -216,7 +216,7 @@ func (r *lineReader) route(line []byte, fast bool) {
 			if ss := fs.ready(); ss != nil && r.st.out.ok() && r.st.p.takes(&m) {
 				if ctx, cancel, ok := fs.start(r.st.base, m.id); ok {
 					m.args, m.meta = bytes.Clone(m.args), bytes.Clone(m.meta)
-					callWorkers.run(func() { r.st.serve(ctx, cancel, ss, m) })
+					callWorkers.Run(func() { r.st.serve(ctx, cancel, ss, m) })
 					return
 				}
 			}
@@ -333,7 +333,7 @@ func (r *lineReader) claimed(body []byte, fast bool) bool {
 		if !ok {
 			return false // the go-sdk has a request with its id: it drops this one
 		}
-		callWorkers.run(func() {
+		callWorkers.Run(func() {
 			defer fs.running.Done()
 			resp := ml.Serve(ctx, r.st.out.writeMessage)
 			fs.release(ml.ID) // as the go-sdk, before the answer is written
@@ -346,50 +346,9 @@ func (r *lineReader) claimed(body []byte, fast bool) bool {
 	return false
 }
 
-// callWorkers runs the fast path's stdio calls.
-var callWorkers = &workers{calls: make(chan func())}
-
-// workers runs functions on goroutines it keeps for a while after they
-// finish one. A call's stack grows to tens of kilobytes (schema
-// validation, the plugin's engine); on a new goroutine it would grow, and
-// be copied, on every call (about 15% of the CPU time of a stdio call).
-type workers struct {
-	calls chan func() // to an idle worker
-}
-
-// workerIdle is how long an idle worker waits for another call, give or
-// take one more (work).
-const workerIdle = 10 * time.Second
-
-func (w *workers) run(f func()) {
-	select {
-	case w.calls <- f:
-	default:
-		go w.work(f)
-	}
-}
-
-// work runs f and then the calls it is given, until it has been idle for
-// a whole tick of workerIdle: between one and two of them. (A timer reset
-// after every call cost each call its trip through the runtime's timers.)
-func (w *workers) work(f func()) {
-	tick := time.NewTicker(workerIdle)
-	defer tick.Stop()
-	for ran := true; ; {
-		if f != nil {
-			f()
-			ran = true
-		}
-		select {
-		case f = <-w.calls:
-		case <-tick.C:
-			if !ran {
-				return
-			}
-			ran, f = false, nil
-		}
-	}
-}
+// callWorkers runs the fast path's stdio calls: on goroutines whose
+// stacks have grown for a call already (package workers).
+var callWorkers = workers.New()
 
 // serve runs a call the fast path took, and writes its answer.
 func (st *ioStream) serve(ctx context.Context, cancel context.CancelCauseFunc, ss *mcp.ServerSession, m message) {
