@@ -92,15 +92,24 @@ func (h host) Log(_ context.Context, params *mcp.LoggingMessageParams) error {
 // retry; when the retry sent no token, it is not sent.
 func (h host) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
 	h.c.notify(func(a *attachment) (note, bool) {
-		p := *params
-		if sameToken(p.ProgressToken, h.c.token0) {
-			if p.ProgressToken = a.token; p.ProgressToken == nil {
-				return note{}, false // the waiting request asked for no progress
-			}
-		}
-		return note{progress: &p}, true
+		p, send := progressFor(params, h.c.token0, a.token)
+		return note{progress: p}, send
 	})
 	return nil
+}
+
+// progressFor returns the progress notification params to send to the
+// request that waits, whose token is token, for a call started with
+// token0, and whether to send it: the plugin's own token goes as it is,
+// and token0 becomes token, or nothing when that request sent none.
+func progressFor(params *mcp.ProgressNotificationParams, token0, token any) (*mcp.ProgressNotificationParams, bool) {
+	p := *params
+	if sameToken(p.ProgressToken, token0) {
+		if p.ProgressToken = token; p.ProgressToken == nil {
+			return nil, false // the waiting request asked for no progress
+		}
+	}
+	return &p, true
 }
 
 func (h host) NotifyElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) error {

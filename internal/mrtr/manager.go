@@ -236,6 +236,13 @@ type Request struct {
 	// Sink receives the call's log and progress notifications while this
 	// request waits for it; nil drops them.
 	Sink Sink
+	// Direct reports that the call cannot ask the client for input: its
+	// plugin imports no host function that does (plugin.AsksClient).
+	// Serve then runs it on the caller's goroutine, with ctx, as a plain
+	// call: it never parks, never counts against the caps and never
+	// enters the table (direct.go). A request with requestState is a
+	// retry whatever Direct says.
+	Direct bool
 }
 
 // Run runs the plugin call of a request with host as its plugin.Host
@@ -422,6 +429,9 @@ func (m *Manager) open(text string) (*state, error) {
 func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*Outcome, error) {
 	if run == nil {
 		return nil, errors.New("mrtr: Serve of a request without requestState needs a Run")
+	}
+	if req.Direct {
+		return m.direct(ctx, req, p, run)
 	}
 	c, a, err := m.launch(ctx, req, p, run)
 	if err != nil {

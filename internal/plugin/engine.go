@@ -189,6 +189,7 @@ func (e *Engine) Load(ctx context.Context, wasm []byte, opts Options) (*Plugin, 
 	p.exports = detectExports(compiled)
 	p.iface, err = detectInterface(p.exports)
 	p.stateless = compiled.has(StatelessExport)
+	p.asks = importsAsking(compiled.compiled)
 	p.pool.put(inst, true)
 	if err != nil {
 		p.Close(ctx)

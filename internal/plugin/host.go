@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -53,6 +55,27 @@ func (p *Plugin) hostFunctions() []hostFunc {
 		p.listChanged("notify_prompt_list_changed", PromptList),
 	}
 }
+
+// askingImports are the imports of HostNamespace that wait for the
+// client's answer (request's, above): only a call of a module that
+// imports one can ask its client for input (AsksClient).
+var askingImports = []string{"create_message", "create_elicitation", "list_roots", "ask_client"}
+
+// importsAsking reports whether compiled imports one of askingImports.
+func importsAsking(compiled wazero.CompiledModule) bool {
+	for _, f := range compiled.ImportedFunctions() {
+		if mod, name, ok := f.Import(); ok && mod == HostNamespace && slices.Contains(askingImports, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// AsksClient reports whether a call of the plugin can ask its client for
+// input (sampling, elicitation, roots): whether its module imports one of
+// the host functions that do. A call of a plugin that cannot is never
+// parked for the client (package mrtr runs it as a plain call).
+func (p *Plugin) AsksClient() bool { return p.asks }
 
 // request defines an import that returns a JSON document: its result, or
 // fail's document with the error message when it fails.

@@ -22,6 +22,7 @@ type Plugin struct {
 	events  atomic.Pointer[Events]
 
 	stateless bool          // the module exports StatelessExport
+	asks      bool          // the module imports one of askingImports (AsksClient)
 	vars      sharedVars    // Extism variables, shared by all instances
 	listSeq   atomic.Uint64 // numbers the readings of the lists
 

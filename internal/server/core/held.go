@@ -104,6 +104,7 @@ func (c *Core) ServeHeld(ctx context.Context, hc *HeldCall, run HeldRun) (*HeldO
 		run = c.dispatchHeld(hc)
 	}
 	req := mrtr.Request{Method: hc.Method, Params: hc.Params, Principal: Subject(hc.Request.Principal), Capabilities: hc.Request.Capabilities, Sink: hc.Sink}
+	req.Direct = !hc.Retry && c.cannotAsk(hc)
 	runCall := func(ctx context.Context, host plugin.Host) (any, error) {
 		rq := hc.Request
 		rq.Client, rq.Scope, rq.Carrier = host, nil, nil
@@ -137,6 +138,26 @@ func (c *Core) ServeHeld(ctx context.Context, hc *HeldCall, run HeldRun) (*HeldO
 		return nil, fmt.Errorf("internal error: the call of %s returned no result", hc.Method)
 	}
 	return &HeldOutcome{Result: res}, nil
+}
+
+// cannotAsk reports whether the call of hc is known never to ask the
+// client for input: a tools/call of a tool whose plugin is loaded and
+// imports no host function that asks (plugin.AsksClient). The Manager then
+// runs it as a plain call (mrtr.Request.Direct), at the cost of a call
+// over a session. A plugin still loading, or reloaded between this look
+// and the call, may ask: the call is then refused the client as a call of
+// a plugin that cannot ask would be (the new module's first call; the next
+// goes through the table).
+func (c *Core) cannotAsk(hc *HeldCall) bool {
+	if hc.Method != "tools/call" {
+		return false
+	}
+	m, _ := c.lookupTool(hc.Key)
+	if m == nil {
+		return true // unknown: answered by the core, nothing runs
+	}
+	p := m.loadedPlugin()
+	return p != nil && !p.AsksClient()
 }
 
 // dispatchHeld is the run of a held call that the core serves itself.

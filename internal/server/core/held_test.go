@@ -126,3 +126,55 @@ func marshal(t *testing.T, v any) json.RawMessage {
 	}
 	return b
 }
+
+// A first tools/call of a plugin that imports no host function asking the
+// client runs as a plain call (mrtr.Request.Direct): its host refuses a
+// request for the client at once, where a call of a plugin that can ask
+// parks for it. Both get the call's result through the same ServeHeld.
+func TestServeHeldDirect(t *testing.T) {
+	ctx := context.Background()
+	asks := load(t, "conformance", "./examples/conformance", config.Limits{})
+	plain := load(t, "echo", "./bench/plugins/echo", config.Limits{})
+	m, err := mrtr.New(mrtr.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c := core.New(&core.Options{Logger: servertest.Logger(), Manager: m})
+	if err := c.Reload(ctx, []core.Mount{{Plugin: asks, Prefix: "c"}, {Plugin: plain, Prefix: "e"}}); err != nil {
+		t.Fatal(err)
+	}
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}
+	rq := core.Request{Version: core.Version20260728, Capabilities: caps}
+	// run asks the client as the plugin would, then lets the core call the
+	// tool.
+	run := func(key string, args map[string]any) core.HeldRun {
+		return func(ctx context.Context, rq core.Request) (mcp.Result, error) {
+			if _, err := rq.Client.Elicit(ctx, &mcp.ElicitParams{Message: "who?", RequestedSchema: map[string]any{"type": "object"}}); err != nil {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refused: " + err.Error()}}}, nil
+			}
+			return c.CallTool(ctx, rq, key, marshal(t, args))
+		}
+	}
+	echo := map[string]any{"name": "e_echo", "arguments": map[string]any{"text": "hi"}}
+	out, err := c.ServeHeld(ctx, &core.HeldCall{Request: rq, Method: "tools/call", Key: "e_echo", Params: marshal(t, echo), ClientKey: "local"}, run("e_echo", map[string]any{"text": "hi"}))
+	if err != nil || out.Result == nil {
+		t.Fatalf("echo: %+v, %v", out, err)
+	}
+	if got := text(t, out.Result.(*mcp.CallToolResult)); !strings.HasPrefix(got, "refused: ") || !strings.Contains(got, "cannot ask") {
+		t.Errorf("a call of a plugin that cannot ask asked the client: %q", got)
+	}
+	if st := m.Stats(); st.Held != 0 || st.Parked != 0 {
+		t.Errorf("stats after the direct call: %+v", st)
+	}
+	out, err = c.ServeHeld(ctx, &core.HeldCall{Request: rq, Method: "tools/call", Key: "e_echo", Params: marshal(t, echo), Args: args(map[string]any{"text": "hi"}), ClientKey: "local"}, nil)
+	if err != nil || out.Result == nil || text(t, out.Result.(*mcp.CallToolResult)) != "hi" {
+		t.Fatalf("echo with the core's dispatch: %+v, %v", out, err)
+	}
+
+	simple := map[string]any{"name": "c_test_simple_text", "arguments": map[string]any{}}
+	out, err = c.ServeHeld(ctx, &core.HeldCall{Request: rq, Method: "tools/call", Key: "c_test_simple_text", Params: marshal(t, simple), ClientKey: "local"}, run("c_test_simple_text", map[string]any{}))
+	if err != nil || out.Input == nil {
+		t.Fatalf("a call of a plugin that can ask: %+v, %v; want it parked for the client", out, err)
+	}
+}

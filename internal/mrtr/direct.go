@@ -1,0 +1,137 @@
+package mrtr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hangar-mcp/hangar/internal/plugin"
+)
+
+// direct serves the call of a request without requestState whose plugin
+// cannot ask the client for input (Request.Direct): it can never park,
+// so it needs none of what a Call is for (a goroutine apart from the
+// request, a place in the table, an id). It runs on the caller's
+// goroutine with the request's context, as a call over a session does,
+// and ends with it. Its notifications still never wait for the client: the
+// plugin queues them, and a goroutine started at the first one hands them
+// to the Sink while the call runs; Serve returns once they are handed
+// over, so they come before the answer.
+func (m *Manager) direct(ctx context.Context, req Request, p *params, run Run) (out *Outcome, err error) {
+	if m.isClosed() {
+		return nil, ErrClosed
+	}
+	h := &directHost{m: m, a: newAttachment(ctx, req.Sink, p.token)}
+	var res any
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("internal error in the call: %v", r)
+			}
+		}()
+		res, err = run(ctx, h)
+	}()
+	h.end()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRequestEnded, context.Cause(ctx))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Result: res}, nil
+}
+
+// errCannotAsk is what a direct call's host answers a request for the
+// client: its plugin imports no function that asks, so it never comes.
+var errCannotAsk = errors.New("mrtr: this call cannot ask the client (its plugin imports no host function that does)")
+
+// directHost is the plugin.Host of a direct call.
+type directHost struct {
+	m *Manager
+	a *attachment
+
+	once sync.Once     // starts the goroutine that delivers (or, at end, makes sure none starts)
+	stop chan struct{} // closed at end: deliver what is left and return
+	done chan struct{} // closed when that goroutine returned
+}
+
+var _ plugin.Host = (*directHost)(nil)
+
+func (h *directHost) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return nil, errCannotAsk
+}
+
+func (h *directHost) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return nil, errCannotAsk
+}
+
+func (h *directHost) ListRoots(context.Context) (*mcp.ListRootsResult, error) {
+	return nil, errCannotAsk
+}
+
+func (h *directHost) NotifyElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) error {
+	return ErrNoElicitationComplete
+}
+
+func (h *directHost) Log(_ context.Context, params *mcp.LoggingMessageParams) error {
+	h.push(note{log: params})
+	return nil
+}
+
+// NotifyProgress sends the plugin's progress as a parked call's host
+// does (progressFor): the request that waits is the one that started
+// the call.
+func (h *directHost) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
+	if p, send := progressFor(params, h.a.token, h.a.token); send {
+		h.push(note{progress: p})
+	}
+	return nil
+}
+
+// push queues n, and starts the goroutine that delivers at the first
+// note: most calls send none, and pay for no goroutine.
+func (h *directHost) push(n note) {
+	switch h.a.push(n) {
+	case full:
+		h.m.stats.queueFull.Add(1)
+		h.m.stats.dropped.Add(1)
+		return
+	case answered:
+		h.m.stats.dropped.Add(1)
+		return
+	}
+	if h.a.sink == nil {
+		return
+	}
+	h.once.Do(func() {
+		h.stop, h.done = make(chan struct{}), make(chan struct{})
+		go h.deliver()
+	})
+}
+
+func (h *directHost) deliver() {
+	defer close(h.done)
+	for {
+		select {
+		case <-h.a.ready:
+			h.a.deliver(&h.m.stats.dropped)
+		case <-h.stop:
+			h.a.deliver(&h.m.stats.dropped)
+			return
+		}
+	}
+}
+
+// end closes the attachment (a note pushed later is dropped and counted)
+// and waits until what was queued is handed to the Sink.
+func (h *directHost) end() {
+	h.a.close()
+	h.once.Do(func() {}) // no goroutine starts after this
+	if h.stop != nil {
+		close(h.stop)
+		<-h.done
+	}
+}
