@@ -80,7 +80,15 @@ func checkPlain(t *testing.T, b []byte, m *message, params json.RawMessage) {
 	}
 	answers = nonNull(members["inputResponses"]) != nil
 	delete(members, "inputResponses")
-	params, _ = json.Marshal(members)
+	// Encoded again as they came: json.Marshal would escape "&", "<"
+	// and ">" in the arguments, which the go-sdk keeps as sent.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(members); err != nil {
+		t.Fatal(err)
+	}
+	params = bytes.TrimSpace(buf.Bytes())
 	switch m.method {
 	case "tools/call":
 		var p mcp.CallToolParamsRaw
