@@ -11,7 +11,6 @@ import (
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hangar-mcp/hangar/internal/auth"
 	"github.com/hangar-mcp/hangar/internal/metrics"
@@ -88,7 +87,8 @@ const Path = "/mcp"
 const SSEPath = "/sse"
 
 // HTTPHandler serves the server over Streamable HTTP at [Path], with
-// sessions, resumable streams, and Host and Origin checks; with
+// sessions, resumable streams (the recent ones, within the bounds of the
+// event store: eventstore.go), and Host and Origin checks; with
 // [HTTPOptions.LegacySSE], also over HTTP+SSE at [SSEPath], with the same
 // checks. [HealthPath] and [ReadyPath] are served to anyone (with Auth,
 // /readyz counts the plugins that are not ready without naming them), and
@@ -104,7 +104,9 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		o = *opts
 	}
 	s.stateless.LimitListens(o.MaxListens, o.MaxListensPerClient)
-	store := mcp.NewMemoryEventStore(nil)
+	// The sessions' event store, bounded (eventstore.go); it keeps twice
+	// as many sessions as may be open, for those closing.
+	store := newEventStore(2 * o.MaxSessions)
 	// guard below checks Host on every address, not only on loopback; the
 	// fast path keeps the sessions' idle timeout (o.SessionTimeout), since
 	// it serves requests the go-sdk does not see.
