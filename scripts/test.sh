@@ -75,6 +75,7 @@ fuzz FuzzSimpleSchema ./internal/server/core 200000x
 fuzz FuzzPlainResult ./internal/server/fastpath 100000x
 fuzz FuzzMessage ./internal/argcheck 100000x
 fuzz FuzzPluginOutput ./internal/plugin 20000x
+fuzz FuzzPlainMapAsMarshalled ./internal/plugin 100000x
 fuzz FuzzHostAllowed ./internal/plugin 150000x
 fuzz FuzzKernel ./internal/plugin 2000x
 fuzz FuzzSplitEnvelope ./pdk 1000000x

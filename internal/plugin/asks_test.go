@@ -19,8 +19,12 @@ func TestAsksClient(t *testing.T) {
 	}{
 		{"WAT echo", func(t *testing.T) *Plugin { return loadFile(t, testutil.BuildWAT(t, "echo"), Options{}) }, false},
 		{"Go echo (bench)", func(t *testing.T) *Plugin { return loadBuilt(t, "./bench/plugins/echo", "echo", config.Limits{}) }, false},
-		{"Go plugin that elicits", func(t *testing.T) *Plugin { return loadBuilt(t, "./internal/testplugins/mrtr", "mrtr", config.Limits{}) }, true},
-		{"Go plugin that samples", func(t *testing.T) *Plugin { return loadBuilt(t, "./internal/testplugins/sleeper", "sleeper", config.Limits{}) }, true},
+		{"Go plugin that elicits", func(t *testing.T) *Plugin {
+			return loadBuilt(t, "./internal/testplugins/mrtr", "mrtr", config.Limits{})
+		}, true},
+		{"Go plugin that samples", func(t *testing.T) *Plugin {
+			return loadBuilt(t, "./internal/testplugins/sleeper", "sleeper", config.Limits{})
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.load(t).AsksClient(); got != tc.want {

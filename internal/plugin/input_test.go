@@ -69,3 +69,60 @@ func TestCallToolInputAsMarshalled(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPlainMapAsMarshalled holds appendPlainMap to json.Marshal: for any
+// _meta a client may send (any JSON object, as decoded), what it writes
+// is json.Marshal's, byte for byte, or it declines.
+func FuzzPlainMapAsMarshalled(f *testing.F) {
+	for _, s := range []string{
+		`{}`,
+		`{"io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"progressToken":7,"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}`,
+		`{"progressToken":"t-1","b":true,"c":null,"d":-0,"e":1.5,"f":9007199254740993,"g":-12}`,
+		`{"<":"&","x":"\u00e9","y":"a\"b"}`,
+		`{"a":{"b":{"c":{"d":{"e":{"f":1}}}}}}`,
+		`{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var m map[string]any
+		if json.Unmarshal(in, &m) != nil || m == nil {
+			return
+		}
+		got, ok := appendPlainMap([]byte("x"), m, 0)
+		if !ok {
+			if string(got) != "x" {
+				t.Fatalf("declined %s but wrote %q", in, got)
+			}
+			return
+		}
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got[1:]) != string(want) {
+			t.Fatalf("%s:\n got %s\nwant %s", in, got[1:], want)
+		}
+	})
+}
+
+// The _meta of a 2026-07-28 call, and a session's progress token, are
+// written without json.Marshal; anything else falls back to it.
+func TestPlainMapCovers(t *testing.T) {
+	for _, tc := range []struct {
+		meta map[string]any
+		ok   bool
+	}{
+		{map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{}}, true},
+		{map[string]any{"progressToken": 7.0}, true},
+		{map[string]any{"progressToken": "t"}, true},
+		{map[string]any{"x": []any{1.0}}, false},
+		{map[string]any{"x": 1.5}, false},
+		{map[string]any{"x": "<"}, false},
+	} {
+		if _, ok := appendPlainMap(nil, tc.meta, 0); ok != tc.ok {
+			t.Errorf("appendPlainMap(%v) ok = %v, want %v", tc.meta, ok, tc.ok)
+		}
+	}
+}
