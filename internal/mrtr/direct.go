@@ -24,7 +24,7 @@ func (m *Manager) direct(ctx context.Context, req Request, p *params, run Run) (
 	if m.isClosed() {
 		return nil, ErrClosed
 	}
-	h := &directHost{m: m, a: newAttachment(ctx, req.Sink, p.token)}
+	h := &directHost{m: m, ctx: ctx, sink: req.Sink, token: p.token}
 	var res any
 	func() {
 		defer func() {
@@ -50,10 +50,15 @@ var errCannotAsk = errors.New("mrtr: this call cannot ask the client (its plugin
 
 // directHost is the plugin.Host of a direct call.
 type directHost struct {
-	m *Manager
-	a *attachment
+	m     *Manager
+	ctx   context.Context // the request's
+	sink  Sink
+	token any // the request's progress token
 
-	once sync.Once     // starts the goroutine that delivers (or, at end, makes sure none starts)
+	// At the first notification, once makes the queue and starts the
+	// goroutine that delivers; at end, it makes sure none starts.
+	once sync.Once
+	a    *attachment   // the queue; nil until then
 	stop chan struct{} // closed at end: deliver what is left and return
 	done chan struct{} // closed when that goroutine returned
 }
@@ -85,31 +90,34 @@ func (h *directHost) Log(_ context.Context, params *mcp.LoggingMessageParams) er
 // does (progressFor): the request that waits is the one that started
 // the call.
 func (h *directHost) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
-	if p, send := progressFor(params, h.a.token, h.a.token); send {
+	if p, send := progressFor(params, h.token, h.token); send {
 		h.push(note{progress: p})
 	}
 	return nil
 }
 
-// push queues n, and starts the goroutine that delivers at the first
-// note: most calls send none, and pay for no goroutine.
+// push queues n, making the queue and starting the goroutine that
+// delivers at the first note: most calls send none, and pay for neither.
 func (h *directHost) push(n note) {
+	if h.sink == nil {
+		return // the request takes no notifications
+	}
+	h.once.Do(func() {
+		h.a = newAttachment(h.ctx, h.sink, h.token)
+		h.stop, h.done = make(chan struct{}), make(chan struct{})
+		go h.deliver()
+	})
+	if h.a == nil { // pushed after end
+		h.m.stats.dropped.Add(1)
+		return
+	}
 	switch h.a.push(n) {
 	case full:
 		h.m.stats.queueFull.Add(1)
 		h.m.stats.dropped.Add(1)
-		return
 	case answered:
 		h.m.stats.dropped.Add(1)
-		return
 	}
-	if h.a.sink == nil {
-		return
-	}
-	h.once.Do(func() {
-		h.stop, h.done = make(chan struct{}), make(chan struct{})
-		go h.deliver()
-	})
 }
 
 func (h *directHost) deliver() {
@@ -125,12 +133,12 @@ func (h *directHost) deliver() {
 	}
 }
 
-// end closes the attachment (a note pushed later is dropped and counted)
-// and waits until what was queued is handed to the Sink.
+// end closes the queue, if there is one (a note pushed later is dropped
+// and counted), and waits until what was queued is handed to the Sink.
 func (h *directHost) end() {
-	h.a.close()
-	h.once.Do(func() {}) // no goroutine starts after this
-	if h.stop != nil {
+	h.once.Do(func() {}) // no queue is made after this
+	if h.a != nil {
+		h.a.close()
 		close(h.stop)
 		<-h.done
 	}

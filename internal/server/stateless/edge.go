@@ -367,7 +367,13 @@ func (r *inputRequired) MarshalJSON() ([]byte, error) { return marshalInput(r.in
 // write it last, after what they marshal).
 func (e *calls) encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
 	if r, ok := res.(*mcp.CallToolResult); ok {
-		if b, ok := e.appendPlainAnswer(nil, id, r); ok {
+		n := 128 + len(e.plainMeta())
+		for _, c := range r.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				n += 32 + len(t.Text)
+			}
+		}
+		if b, ok := e.appendPlainAnswer(make([]byte, 0, n), id, r); ok {
 			return b, nil
 		}
 	}

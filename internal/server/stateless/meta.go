@@ -285,6 +285,8 @@ func plainMembers(b []byte) (map[string]any, bool) {
 				return false
 			}
 			x = o
+		case string(v) == `"`+Version+`"`:
+			x = Version // every request's protocolVersion: not allocated
 		case c == '"':
 			s, ok := rawjson.String(v)
 			if !ok {
@@ -305,8 +307,30 @@ func plainMembers(b []byte) (map[string]any, bool) {
 		default: // an array
 			return false
 		}
-		m[string(key)] = x
+		m[metaKey(key)] = x
 		return true
 	})
 	return m, ok
+}
+
+// metaKey is string(key), but for the keys a 2026-07-28 request's _meta
+// carries on every call, which it does not allocate again.
+func metaKey(key []byte) string {
+	switch string(key) {
+	case wire.MetaProtocolVersion:
+		return wire.MetaProtocolVersion
+	case wire.MetaClientCapabilities:
+		return wire.MetaClientCapabilities
+	case wire.MetaClientInfo:
+		return wire.MetaClientInfo
+	case wire.MetaLogLevel:
+		return wire.MetaLogLevel
+	case "progressToken":
+		return "progressToken"
+	case "name":
+		return "name"
+	case "version":
+		return "version"
+	}
+	return string(key)
 }
