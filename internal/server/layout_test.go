@@ -80,7 +80,7 @@ var layoutRules = map[string]struct {
 		allow: func(p string) bool {
 			return !strings.HasPrefix(p, module) || p == module+"internal/plugin" || p == module+"internal/workers"
 		},
-		deny:  []string{"net", "net/http", "net/http/httputil", "net/url"},
+		deny: []string{"net", "net/http", "net/http/httputil", "net/url"},
 	},
 	"rawjson": {
 		allow: func(string) bool { return false },

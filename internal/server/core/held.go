@@ -59,6 +59,12 @@ type HeldCall struct {
 	// ClientKey tells an anonymous request's client from others, for the
 	// caps on tasks (the connection's address, or one for stdio).
 	ClientKey string
+	// Cancel, if set, cancels the context ServeHeld is given, which the
+	// edge made for this request alone (Request.Cancel). A call that
+	// cannot park runs under that context, and the core cancels it with
+	// Cancel rather than make a context of its own; a call that may park
+	// has a context of its own, which Cancel does not end.
+	Cancel context.CancelCauseFunc
 }
 
 // HeldOutcome is how to answer a HeldCall: exactly one of its fields is
@@ -107,7 +113,10 @@ func (c *Core) ServeHeld(ctx context.Context, hc *HeldCall, run HeldRun) (*HeldO
 	req.Direct = !hc.Retry && c.cannotAsk(hc)
 	runCall := func(ctx context.Context, host plugin.Host) (any, error) {
 		rq := hc.Request
-		rq.Client, rq.Scope, rq.Carrier = host, nil, nil
+		rq.Client, rq.Scope, rq.Carrier, rq.Cancel = host, nil, nil, nil
+		if req.Direct {
+			rq.Cancel = hc.Cancel // ctx is the request's (mrtr.Request.Direct)
+		}
 		return run(ctx, rq)
 	}
 	tools := c.held.tasks != nil && hc.Method == "tools/call"

@@ -329,13 +329,13 @@ func (r *lineReader) claimed(body []byte, fast bool) bool {
 		if fs.busy(ml.ID) {
 			return true // dropped, as the go-sdk does
 		}
-		ctx, _, ok := fs.startCall(r.st.base, ml.ID, ml.Open)
+		ctx, cancel, ok := fs.startCall(r.st.base, ml.ID, ml.Open)
 		if !ok {
 			return false // the go-sdk has a request with its id: it drops this one
 		}
 		callWorkers.Run(func() {
 			defer fs.running.Done()
-			resp := ml.Serve(ctx, r.st.out.writeMessage)
+			resp := ml.Serve(ctx, cancel, r.st.out.writeMessage)
 			fs.release(ml.ID) // as the go-sdk, before the answer is written
 			if resp != nil {
 				r.st.out.writeMessage(resp)

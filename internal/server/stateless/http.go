@@ -346,7 +346,7 @@ func (e *Edge) route(w http.ResponseWriter, r *http.Request, body []byte, m *mes
 func (e *Edge) serveFast(w http.ResponseWriter, r *http.Request, m *message, rm *reqMeta) {
 	st := newEventStream(w)
 	sink := &streamSink{emit: st.event, level: rm.logLevel}
-	b, jerr, ended := e.serveQuick(r.Context(), m, rm, sdkauth.TokenInfoFromContext(r.Context()), propagation.HeaderCarrier(r.Header), sink)
+	b, jerr, ended := e.serveQuick(r.Context(), nil, m, rm, sdkauth.TokenInfoFromContext(r.Context()), propagation.HeaderCarrier(r.Header), sink)
 	switch {
 	case ended:
 		return // the client went away
@@ -380,7 +380,7 @@ func (e *Edge) quick(m *message) bool {
 // It returns the answer encoded as the go-sdk writes it, or the error to
 // answer with; ended reports that the request ended (its client went
 // away, or cancelled it) while its call ran.
-func (e *Edge) serveQuick(ctx context.Context, m *message, rm *reqMeta, principal *sdkauth.TokenInfo, carrier propagation.TextMapCarrier, sink mrtr.Sink) (answer []byte, jerr *jsonrpc.Error, ended bool) {
+func (e *Edge) serveQuick(ctx context.Context, cancel context.CancelCauseFunc, m *message, rm *reqMeta, principal *sdkauth.TokenInfo, carrier propagation.TextMapCarrier, sink mrtr.Sink) (answer []byte, jerr *jsonrpc.Error, ended bool) {
 	wire.ServedFast()
 	hc := &core.HeldCall{
 		Request:   core.Request{Principal: principal, ID: wire.IDString(m.id), Meta: rm.meta, Version: Version, Capabilities: rm.caps},
@@ -391,6 +391,7 @@ func (e *Edge) serveQuick(ctx context.Context, m *message, rm *reqMeta, principa
 		Retry:     m.state,
 		Sink:      sink,
 		ClientKey: clientKey(ctx),
+		Cancel:    cancel,
 	}
 	target := ""
 	if m.method == "tools/call" {

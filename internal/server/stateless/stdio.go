@@ -55,33 +55,33 @@ func (e *Edge) Line(body []byte, fast bool) wire.LineClaim {
 		// initialization, and refuse the initialize of a client that falls
 		// back to 2025-11-25 (as the revision says a client may when the
 		// answer is late): the go-sdk answers it in a session of its own.
-		return wire.LineClaim{ID: m.id, Serve: func(ctx context.Context, _ func([]byte)) []byte {
+		return wire.LineClaim{ID: m.id, Serve: func(ctx context.Context, _ context.CancelCauseFunc, _ func([]byte)) []byte {
 			return e.discoverAside(ctx, m.id, body)
 		}}
 	}
 	if m.method == "subscriptions/listen" {
-		return wire.LineClaim{ID: m.id, Open: true, Serve: func(ctx context.Context, write func([]byte)) []byte {
+		return wire.LineClaim{ID: m.id, Open: true, Serve: func(ctx context.Context, _ context.CancelCauseFunc, write func([]byte)) []byte {
 			return e.listenLine(ctx, m, write)
 		}}
 	}
 	if taskMethod(m.method) && e.tasks != nil {
-		return wire.LineClaim{ID: m.id, Serve: func(context.Context, func([]byte)) []byte {
+		return wire.LineClaim{ID: m.id, Serve: func(context.Context, context.CancelCauseFunc, func([]byte)) []byte {
 			return e.taskLine(m, rm)
 		}}
 	}
 	if !fast || !e.quick(m) {
 		return wire.LineClaim{} // the go-sdk's, through the middleware
 	}
-	return wire.LineClaim{ID: m.id, Serve: func(ctx context.Context, write func([]byte)) []byte {
-		return e.serveLine(ctx, m, rm, write)
+	return wire.LineClaim{ID: m.id, Serve: func(ctx context.Context, cancel context.CancelCauseFunc, write func([]byte)) []byte {
+		return e.serveLine(ctx, cancel, m, rm, write)
 	}}
 }
 
 // serveLine serves a tools/call or resources/read over stdio on the fast
 // path (serveQuick), and returns its answer as the go-sdk writes it.
-func (e *Edge) serveLine(ctx context.Context, m *message, rm *reqMeta, write func([]byte)) []byte {
+func (e *Edge) serveLine(ctx context.Context, cancel context.CancelCauseFunc, m *message, rm *reqMeta, write func([]byte)) []byte {
 	sink := &streamSink{emit: func(b []byte) error { write(b); return nil }, level: rm.logLevel}
-	b, jerr, _ := e.serveQuick(ctx, m, rm, nil, nil, sink)
+	b, jerr, _ := e.serveQuick(ctx, cancel, m, rm, nil, nil, sink)
 	if jerr != nil {
 		return wire.EncodeError(m.id, jerr)
 	}

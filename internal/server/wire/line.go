@@ -18,8 +18,9 @@ type LineClaim struct {
 	// Serve, if set, serves the request: the reader runs it as one of its
 	// calls (on a worker, cancelled by notifications/cancelled for ID)
 	// and writes what it returns, if anything; write writes the call's
-	// notifications.
-	Serve func(ctx context.Context, write func([]byte)) []byte
+	// notifications. cancel cancels ctx, which the reader made for this
+	// request alone (and releases once Serve returns).
+	Serve func(ctx context.Context, cancel context.CancelCauseFunc, write func([]byte)) []byte
 	// Open marks a request that runs until it is cancelled (a
 	// subscriptions/listen): the stream's close cancels it rather than
 	// wait for it.
