@@ -159,6 +159,7 @@ func TestServeStdio(t *testing.T) {
     config: {suffix: "?"}
   - name: conformance
     path: %s
+    limits: {call_timeout: 5m} # a first call waits for its plugin's compile this long (CI, at load 22: more than 30s)
 `, testutil.BuildPlugin(t, "./internal/testplugins/legacy"),
 		testutil.BuildPlugin(t, "./internal/testplugins/servlet"),
 		testutil.BuildPlugin(t, "./examples/conformance")))
