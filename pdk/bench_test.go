@@ -1,6 +1,8 @@
 package pdk
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -87,5 +89,36 @@ func TestCallToolLeavesResult(t *testing.T) {
 	}
 	if bare.Content != nil || len(shared.Content) != 1 || !shared.IsError {
 		t.Errorf("the handler's results changed: %+v %+v", bare, shared)
+	}
+}
+
+// TestCallToolID: the handler gets the request id as requestID reads it,
+// and a short one, as hosts send, costs no allocation of its own.
+func TestCallToolID(t *testing.T) {
+	withRegistry(t)
+	var got string
+	AddTool(&Tool{Name: "id"}, func(ctx *Context, _ *CallToolRequest) (*CallToolResult, error) {
+		got = ctx.ID
+		return TextResult("ok"), nil
+	})
+	long := strings.Repeat("x", 24)
+	for _, id := range []string{`"1"`, `""`, `"42"`, `"` + long + `"`, `"` + long + `y"`, `"a\u0062"`, `"é"`, `12345`, `-1.5e3`, `null`, `1`, `123456789012345678901234567890`} {
+		in := []byte(`{"request":{"name":"id"},"context":{"id":` + id + `,"_meta":{}}}`)
+		if _, err := plugin.invoke(&fakeHost{}, exportCallTool, in); err != nil {
+			t.Fatal(id, err)
+		}
+		if want := requestID(json.RawMessage(id), nil); got != want {
+			t.Errorf("id %s: %q, want %q", id, got, want)
+		}
+	}
+	short := []byte(`{"request":{"name":"id"},"context":{"id":"1","_meta":{}}}`)
+	in := []byte(`{"request":{"name":"id"},"context":{"id":"` + long + `","_meta":{}}}`)
+	h := &fakeHost{}
+	base := testing.AllocsPerRun(50, func() { plugin.invoke(h, exportCallTool, short) })
+	if n := testing.AllocsPerRun(50, func() { plugin.invoke(h, exportCallTool, in) }); n > base {
+		t.Errorf("an id of 24 bytes: %v allocations per call, %v with an id of one", n, base)
+	}
+	if got != long {
+		t.Errorf("id %q, want %q", got, long)
 	}
 }

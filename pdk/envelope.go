@@ -172,17 +172,17 @@ func otherKey(key []byte, f fastjson.Flags, names ...string) bool {
 	return true
 }
 
-// plainString returns the JSON string s (quotes included) as a Go string
+// plainBody returns the bytes between the quotes of the JSON string s
 // when it needs no unescaping and is valid UTF-8, and false otherwise.
-func plainString(s []byte) (string, bool) {
+func plainBody(s []byte) ([]byte, bool) {
 	if len(s) < 2 || s[0] != '"' {
-		return "", false
+		return nil, false
 	}
 	end, f, ok := fastjson.String(s, 0)
 	if !ok || end != len(s) || !fastjson.Plain(s[1:end-1], f) {
-		return "", false
+		return nil, false
 	}
-	return string(s[1 : end-1]), true
+	return s[1 : end-1], true
 }
 
 // isEmptyObject reports whether the JSON value v is {}.

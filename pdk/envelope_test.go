@@ -53,8 +53,8 @@ func FuzzSplitEnvelope(f *testing.F) {
 			if !reflect.DeepEqual(normalize(fast), normalize(slow)) {
 				t.Fatalf("%q:\nfast %#v\nslow %#v", in, fast, slow)
 			}
-			if requestID(fast.Context.ID) != requestID(slow.Context.ID) {
-				t.Fatalf("%q: id %q, encoding/json's %q", in, requestID(fast.Context.ID), requestID(slow.Context.ID))
+			if requestID(fast.Context.ID, nil) != requestID(slow.Context.ID, nil) {
+				t.Fatalf("%q: id %q, encoding/json's %q", in, requestID(fast.Context.ID, nil), requestID(slow.Context.ID, nil))
 			}
 			// The request split in the same pass, as a tools/call.
 			if c := fast.call; c.ok {
