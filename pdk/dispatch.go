@@ -185,20 +185,20 @@ func decodeMeta(v []byte) (Meta, bool) {
 }
 
 // requestID returns the request id as a string: Hangar sends a string,
-// but a number is accepted too. A plain string of more than one byte that
-// fits in buf is copied there and the result refers to it, with no
-// allocation (which costs a Go guest some 400 ns): the caller must never
-// write buf again. (A string of one byte costs no allocation either.)
+// but a number is accepted too (as its JSON text). raw is valid JSON (the
+// envelope was checked). A plain string of more than one byte that fits in
+// buf is copied there and the result refers to it, with no allocation
+// (which costs a Go guest some 400 ns): the caller must never write buf
+// again. (A string of one byte costs no allocation either.)
 func requestID(raw json.RawMessage, buf []byte) string {
-	if id, ok := plainBody(raw); ok {
-		if len(id) > 1 && len(id) <= len(buf) {
-			return unsafe.String(&buf[0], copy(buf, id))
+	if len(raw) > 0 && raw[0] == '"' {
+		if end, f, ok := fastjson.String(raw, 0); ok && end == len(raw) {
+			id := raw[1 : end-1]
+			if fastjson.Plain(id, f) && len(id) > 1 && len(id) <= len(buf) {
+				return unsafe.String(&buf[0], copy(buf, id))
+			}
+			return fastjson.Unquote(id, f) // as encoding/json reads it
 		}
-		return string(id)
-	}
-	var id string
-	if json.Unmarshal(raw, &id) == nil {
-		return id
 	}
 	if string(raw) == "null" {
 		return ""

@@ -172,19 +172,6 @@ func otherKey(key []byte, f fastjson.Flags, names ...string) bool {
 	return true
 }
 
-// plainBody returns the bytes between the quotes of the JSON string s
-// when it needs no unescaping and is valid UTF-8, and false otherwise.
-func plainBody(s []byte) ([]byte, bool) {
-	if len(s) < 2 || s[0] != '"' {
-		return nil, false
-	}
-	end, f, ok := fastjson.String(s, 0)
-	if !ok || end != len(s) || !fastjson.Plain(s[1:end-1], f) {
-		return nil, false
-	}
-	return s[1 : end-1], true
-}
-
 // isEmptyObject reports whether the JSON value v is {}.
 func isEmptyObject(v []byte) bool {
 	if string(v) == "{}" {
