@@ -127,3 +127,38 @@ func TestCallToolID(t *testing.T) {
 		t.Errorf("id %q, want %q", got, long)
 	}
 }
+
+// TestServeOutputBuffer: a text result is encoded into the buffer serve
+// is given when it fits, as the wasip1 exports give it the last output's;
+// one that does not fit gets a buffer of its own.
+func TestServeOutputBuffer(t *testing.T) {
+	withRegistry(t)
+	AddTool(&Tool{Name: "echo"}, func(_ *Context, req *CallToolRequest) (*CallToolResult, error) {
+		var args struct {
+			Text string `json:"text"`
+		}
+		if err := req.BindArguments(&args); err != nil {
+			return nil, err
+		}
+		return TextResult(args.Text), nil
+	})
+	buf := make([]byte, 3, 200)
+	h, in := &fakeHost{}, []byte(benchEnvelope)
+	out, err := plugin.serve(h, exportCallTool, (*registry).callTool, in, buf)
+	if want := `{"content":[{"type":"text","text":"The quick brown fox jumps over the lazy dog."}]}`; err != nil || string(out) != want {
+		t.Fatalf("output %s, %v; want %s", out, err, want)
+	}
+	if &out[0] != &buf[:1][0] {
+		t.Error("the output is not in the buffer given")
+	}
+	if n := testing.AllocsPerRun(50, func() {
+		plugin.serve(h, exportCallTool, (*registry).callTool, in, buf)
+	}); n > 5 {
+		t.Errorf("%v allocations per call with a buffer, want at most 5", n)
+	}
+	long := `{"request":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 300) + `"}},"context":{"id":"1","_meta":{}}}`
+	out, err = plugin.serve(h, exportCallTool, (*registry).callTool, []byte(long), buf)
+	if err != nil || !strings.Contains(string(out), strings.Repeat("x", 300)) || &out[0] == &buf[:1][0] {
+		t.Errorf("a longer output: %s, %v", out, err)
+	}
+}

@@ -93,13 +93,15 @@ func (r *registry) invoke(h hostAPI, name string, input []byte) (output []byte, 
 	if !ok {
 		return nil, fmt.Errorf("unknown export %q", name)
 	}
-	return r.serve(h, name, fn, input)
+	return r.serve(h, name, fn, input, nil)
 }
 
 // serve serves the export name, whose function is fn, with the given
 // input and returns its output. A panicking handler is reported as an
-// error.
-func (r *registry) serve(h hostAPI, name string, fn exportFunc, input []byte) (output []byte, err error) {
+// error. A text result is encoded into buf (appended to buf[:0]) when it
+// fits there, so that a caller that is done with each output before the
+// next can save the allocation of a buffer.
+func (r *registry) serve(h hostAPI, name string, fn exportFunc, input, buf []byte) (output []byte, err error) {
 	f := new(frame)
 	env := &f.env
 	if len(input) > 0 {
@@ -129,7 +131,7 @@ func (r *registry) serve(h hostAPI, name string, fn exportFunc, input []byte) (o
 		return nil, err
 	}
 	if r, ok := result.(*CallToolResult); ok {
-		if output, ok := appendTextResult(nil, r); ok {
+		if output, ok := appendTextResult(buf[:0], r); ok {
 			return output, nil
 		}
 	}
