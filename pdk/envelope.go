@@ -177,8 +177,12 @@ func isEmptyObject(v []byte) bool {
 	if string(v) == "{}" {
 		return true
 	}
-	v = bytes.TrimSpace(v)
-	return len(v) >= 2 && v[0] == '{' && len(bytes.TrimSpace(v[1:len(v)-1])) == 0 && v[len(v)-1] == '}'
+	i := fastjson.Space(v, 0)
+	if i == len(v) || v[i] != '{' {
+		return false
+	}
+	i = fastjson.Space(v, i+1)
+	return i < len(v) && v[i] == '}' && fastjson.Whole(v, i+1)
 }
 
 // appendTextResult encodes a result whose content is only plain text

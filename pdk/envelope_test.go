@@ -194,3 +194,17 @@ func TestAppendStructuredResult(t *testing.T) {
 		t.Errorf("appendTextResult = %s, %v; want %s", got, ok, want)
 	}
 }
+
+// TestIsEmptyObject: {} with any JSON white space in and around it, and
+// nothing else.
+func TestIsEmptyObject(t *testing.T) {
+	for v, want := range map[string]bool{
+		`{}`: true, ` {} `: true, "{ \t\r\n}": true, "\n{}\n": true,
+		``: false, ` `: false, `{`: false, `}`: false, `[]`: false, `{"a":1}`: false,
+		`{}}`: false, `{} x`: false, "{\v}": false, "{\u00a0}": false, `null`: false,
+	} {
+		if got := isEmptyObject([]byte(v)); got != want {
+			t.Errorf("isEmptyObject(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
