@@ -61,9 +61,10 @@ type HeldCall struct {
 	ClientKey string
 	// Cancel, if set, cancels the context ServeHeld is given, which the
 	// edge made for this request alone (Request.Cancel). A call that
-	// cannot park runs under that context, and the core cancels it with
-	// Cancel rather than make a context of its own; a call that may park
-	// has a context of its own, which Cancel does not end.
+	// cannot park (and does not go through the task table) runs under
+	// that context, and the core cancels it with Cancel rather than make a
+	// context of its own; a call that may park, or become a task, has a
+	// context of its own, which Cancel does not end.
 	Cancel context.CancelCauseFunc
 }
 
@@ -110,7 +111,6 @@ func (c *Core) ServeHeld(ctx context.Context, hc *HeldCall, run HeldRun) (*HeldO
 		run = c.dispatchHeld(hc)
 	}
 	req := mrtr.Request{Method: hc.Method, Params: hc.Params, Principal: Subject(hc.Request.Principal), Capabilities: hc.Request.Capabilities, Sink: hc.Sink}
-	req.Direct = !hc.Retry && c.cannotAsk(hc)
 	runCall := func(ctx context.Context, host plugin.Host) (any, error) {
 		rq := hc.Request
 		rq.Client, rq.Scope, rq.Carrier, rq.Cancel = host, nil, nil, nil
@@ -134,6 +134,10 @@ func (c *Core) ServeHeld(ctx context.Context, hc *HeldCall, run HeldRun) (*HeldO
 			return &HeldOutcome{Task: d}, nil
 		}
 	} else {
+		// Not through the task table: a call that may become a task is
+		// a Call of the Manager's whatever its plugin does, and runs under
+		// a context of its own.
+		req.Direct = !hc.Retry && c.cannotAsk(hc)
 		out, err = c.held.m.Serve(ctx, req, runCall)
 	}
 	if err != nil {
