@@ -36,6 +36,11 @@ func (m *Manager) direct(ctx context.Context, req Request, p *params, run Run) (
 	}()
 	h.end()
 	if ctx.Err() != nil {
+		if err != nil {
+			// The run's own account of the end (the core's names a drain
+			// timeout or a scope that ended, for instance).
+			return nil, fmt.Errorf("%w: %w", ErrRequestEnded, err)
+		}
 		return nil, fmt.Errorf("%w: %w", ErrRequestEnded, context.Cause(ctx))
 	}
 	if err != nil {
@@ -46,7 +51,7 @@ func (m *Manager) direct(ctx context.Context, req Request, p *params, run Run) (
 
 // errCannotAsk is what a direct call's host answers a request for the
 // client: its plugin imports no function that asks, so it never comes.
-var errCannotAsk = errors.New("mrtr: this call cannot ask the client (its plugin imports no host function that does)")
+var errCannotAsk = errors.New("mrtr: this call was started as one that cannot ask the client (its plugin imported no host function that does; a reload may have changed that): make the request again")
 
 // directHost is the plugin.Host of a direct call.
 type directHost struct {
@@ -122,6 +127,14 @@ func (h *directHost) push(n note) {
 
 func (h *directHost) deliver() {
 	defer close(h.done)
+	defer func() {
+		// A Sink that panics loses the call's other notifications, not the
+		// process (a parked call's are handed over on the request's
+		// goroutine, where the edge recovers).
+		if recover() != nil {
+			h.m.stats.dropped.Add(1)
+		}
+	}()
 	for {
 		select {
 		case <-h.a.ready:

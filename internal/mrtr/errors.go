@@ -82,7 +82,9 @@ var (
 	// the call was running.
 	ErrRequestEnded = errors.New("the client's request ended while the call was running")
 	// ErrClosed is the cause of the cancellation of every call when the
-	// Manager closes, and what Serve answers afterwards.
+	// Manager closes, and what Serve answers afterwards. A direct call
+	// (Request.Direct) is not in the table: it runs under its request's
+	// context, which the edge and the core's drain end.
 	ErrClosed = errors.New("the server is shutting down")
 	// ErrCallEnded is what a plugin's host import answers once the request
 	// its call served has already been answered with an error: nobody

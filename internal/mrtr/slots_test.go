@@ -73,7 +73,7 @@ func TestPlainCallAtThePrincipalCap(t *testing.T) {
 			t.Fatalf("alice's eliciting call %d: %+v, %v", i+1, a.out, a.err)
 		}
 	}
-	if a := alice("ask", nil); !errors.Is(a.err, mrtr.ErrPrincipalCap) {
+	if a := alice("ask", map[string]any{"timeout_ms": 30_000}); !errors.Is(a.err, mrtr.ErrPrincipalCap) {
 		t.Fatalf("alice's third eliciting call: %+v, %v; want ErrPrincipalCap", a.out, a.err)
 	}
 	for i := range 3 {

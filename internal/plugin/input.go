@@ -114,6 +114,9 @@ func appendPlainValue(b []byte, v any, depth int) ([]byte, bool) {
 		}
 		return strconv.AppendInt(b, int64(v), 10), true
 	case map[string]any:
+		if v == nil {
+			return append(b, "null"...), true // as json.Marshal writes a nil map
+		}
 		return appendPlainMap(b, v, depth+1)
 	}
 	return b, false

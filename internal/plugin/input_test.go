@@ -120,9 +120,14 @@ func TestPlainMapCovers(t *testing.T) {
 		{map[string]any{"x": []any{1.0}}, false},
 		{map[string]any{"x": 1.5}, false},
 		{map[string]any{"x": "<"}, false},
+		{map[string]any{"x": map[string]any(nil), "y": map[string]any{}}, true},
 	} {
-		if _, ok := appendPlainMap(nil, tc.meta, 0); ok != tc.ok {
+		got, ok := appendPlainMap(nil, tc.meta, 0)
+		if ok != tc.ok {
 			t.Errorf("appendPlainMap(%v) ok = %v, want %v", tc.meta, ok, tc.ok)
+		}
+		if want, _ := json.Marshal(tc.meta); ok && string(got) != string(want) {
+			t.Errorf("appendPlainMap(%v) = %s, json.Marshal %s", tc.meta, got, want)
 		}
 	}
 }

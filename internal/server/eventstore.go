@@ -39,8 +39,10 @@ import (
 //
 // A client that resumes what was dropped gets HTTP 400 from the go-sdk
 // ("failed to replay events"), on which the go-sdk's client ends its
-// session: the bounds keep what a client may still resume, the streams of
-// its calls in progress and of those just answered.
+// session: the bounds keep what a client may still resume, the streams it
+// used most recently (opened, written to or resumed). A call that sends
+// nothing while its session opens 64 streams more loses its stream here:
+// its answer still goes out on its connection, but cannot be resumed.
 
 const (
 	// eventStoreSessionStreams bounds the streams of POSTs a session

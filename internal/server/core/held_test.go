@@ -178,3 +178,55 @@ func TestServeHeldDirect(t *testing.T) {
 		t.Fatalf("a call of a plugin that can ask: %+v, %v; want it parked for the client", out, err)
 	}
 }
+
+// The request's cancel (HeldCall.Cancel) is the core's to use only for a
+// direct call, which runs under the request's context: a call of a plugin
+// that cannot ask, from a client that declares the tasks extension, goes
+// through the task table, may outlive its request, and runs under a
+// context of its own, which that cancel would not end (a drain or a scope
+// that ends would miss it).
+func TestServeHeldCancelOnlyDirect(t *testing.T) {
+	ctx := context.Background()
+	plain := load(t, "echo", "./bench/plugins/echo", config.Limits{})
+	m, err := mrtr.New(mrtr.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	table, err := tasks.New(m, tasks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer table.Close()
+	c := core.New(&core.Options{Logger: servertest.Logger(), Manager: m, Tasks: table})
+	if err := c.Reload(ctx, []core.Mount{{Plugin: plain, Prefix: "e"}}); err != nil {
+		t.Fatal(err)
+	}
+	echo := map[string]any{"name": "e_echo", "arguments": map[string]any{"text": "hi"}}
+	for _, tc := range []struct {
+		name       string
+		meta       mcp.Meta
+		wantCancel bool
+	}{
+		{"direct", mcp.Meta{wire.MetaClientCapabilities: map[string]any{}}, true},
+		{"through the task table", mcp.Meta{wire.MetaClientCapabilities: map[string]any{"extensions": map[string]any{wire.TasksExtension: map[string]any{}}}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			gotCancel := false
+			run := func(ctx context.Context, rq core.Request) (mcp.Result, error) {
+				gotCancel = rq.Cancel != nil
+				return c.CallTool(ctx, rq, "e_echo", marshal(t, echo["arguments"]))
+			}
+			rq := core.Request{Version: core.Version20260728, Capabilities: &mcp.ClientCapabilities{}, Meta: tc.meta}
+			out, err := c.ServeHeld(rctx, &core.HeldCall{Request: rq, Method: "tools/call", Key: "e_echo", Params: marshal(t, echo), ClientKey: "local", Cancel: cancel}, run)
+			if err != nil || out.Result == nil {
+				t.Fatalf("%+v, %v", out, err)
+			}
+			if gotCancel != tc.wantCancel {
+				t.Errorf("the run got the request's cancel: %v, want %v", gotCancel, tc.wantCancel)
+			}
+		})
+	}
+}

@@ -313,7 +313,12 @@ func (e *calls) serve(ctx context.Context, hc *core.HeldCall, run core.HeldRun) 
 // and anything else as an internal error.
 func rpcError(err error) *jsonrpc.Error {
 	if errors.Is(err, mrtr.ErrRequestEnded) {
-		// The client cancelled it (or went away, and reads nothing).
+		// The client cancelled it (or went away, and reads nothing), or
+		// the core did, and said why (a drain, a scope that ended).
+		var je *jsonrpc.Error
+		if errors.As(err, &je) && je.Code == core.CodeRequestCancelled {
+			return je
+		}
 		return &jsonrpc.Error{Code: core.CodeRequestCancelled, Message: "request cancelled"}
 	}
 	if e := mrtr.RPCError(err); e != nil {
@@ -367,13 +372,7 @@ func (r *inputRequired) MarshalJSON() ([]byte, error) { return marshalInput(r.in
 // write it last, after what they marshal).
 func (e *calls) encodeResult(id jsonrpc.ID, res mcp.Result) ([]byte, error) {
 	if r, ok := res.(*mcp.CallToolResult); ok {
-		n := 128 + len(e.plainMeta())
-		for _, c := range r.Content {
-			if t, ok := c.(*mcp.TextContent); ok {
-				n += 32 + len(t.Text)
-			}
-		}
-		if b, ok := e.appendPlainAnswer(make([]byte, 0, n), id, r); ok {
+		if b, ok := e.appendPlainAnswer(nil, id, r); ok {
 			return b, nil
 		}
 	}

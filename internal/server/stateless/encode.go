@@ -1,6 +1,7 @@
 package stateless
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -44,6 +45,11 @@ func (e *calls) appendPlainAnswer(b []byte, id jsonrpc.ID, r *mcp.CallToolResult
 			return b, false
 		}
 	}
+	n := 128 + len(meta)
+	for _, c := range r.Content {
+		n += 32 + len(c.(*mcp.TextContent).Text)
+	}
+	b = slices.Grow(b, n) // one allocation, once the answer is known to be plain
 	start := len(b)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	switch v := id.Raw().(type) {
