@@ -17,15 +17,7 @@ func BenchmarkCallTool(b *testing.B) {
 	saved := plugin
 	plugin = new(registry)
 	defer func() { plugin = saved }()
-	AddTool(&Tool{Name: "echo"}, func(_ *Context, req *CallToolRequest) (*CallToolResult, error) {
-		var args struct {
-			Text string `json:"text"`
-		}
-		if err := req.BindArguments(&args); err != nil {
-			return nil, err
-		}
-		return TextResult(args.Text), nil
-	})
+	addEcho()
 	in := []byte(benchEnvelope)
 	h := &fakeHost{}
 	b.ReportAllocs()
@@ -43,15 +35,7 @@ func BenchmarkCallTool(b *testing.B) {
 // Go guest about 2,000 instructions.
 func TestCallToolAllocations(t *testing.T) {
 	withRegistry(t)
-	AddTool(&Tool{Name: "echo"}, func(_ *Context, req *CallToolRequest) (*CallToolResult, error) {
-		var args struct {
-			Text string `json:"text"`
-		}
-		if err := req.BindArguments(&args); err != nil {
-			return nil, err
-		}
-		return TextResult(args.Text), nil
-	})
+	addEcho()
 	in := []byte(benchEnvelope)
 	h := &fakeHost{}
 	var out []byte
@@ -133,15 +117,7 @@ func TestCallToolID(t *testing.T) {
 // one that does not fit gets a buffer of its own.
 func TestServeOutputBuffer(t *testing.T) {
 	withRegistry(t)
-	AddTool(&Tool{Name: "echo"}, func(_ *Context, req *CallToolRequest) (*CallToolResult, error) {
-		var args struct {
-			Text string `json:"text"`
-		}
-		if err := req.BindArguments(&args); err != nil {
-			return nil, err
-		}
-		return TextResult(args.Text), nil
-	})
+	addEcho()
 	buf := make([]byte, 3, 200)
 	h, in := &fakeHost{}, []byte(benchEnvelope)
 	out, err := plugin.serve(h, exportCallTool, (*registry).callTool, in, buf)
@@ -161,4 +137,17 @@ func TestServeOutputBuffer(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), strings.Repeat("x", 300)) || &out[0] == &buf[:1][0] {
 		t.Errorf("a longer output: %s, %v", out, err)
 	}
+}
+
+// addEcho adds the benchmark plugin's echo tool (bench/plugins/echo).
+func addEcho() {
+	AddTool(&Tool{Name: "echo"}, func(_ *Context, req *CallToolRequest) (*CallToolResult, error) {
+		var args struct {
+			Text string `json:"text"`
+		}
+		if err := req.BindArguments(&args); err != nil {
+			return nil, err
+		}
+		return TextResult(args.Text), nil
+	})
 }

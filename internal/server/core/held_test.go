@@ -36,16 +36,7 @@ func TestServeHeld(t *testing.T) {
 		t.Errorf("ServeHeld without a Manager: %v, want ErrNoManager", err)
 	}
 
-	m, err := mrtr.New(mrtr.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	table, err := tasks.New(m, tasks.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer table.Close()
+	m, table := heldTables(t, true)
 	// A call of a task-only tool becomes a task past TaskAfter, as one
 	// of the default policy does (failing_job runs for a second).
 	c := core.New(&core.Options{Logger: servertest.Logger(), Manager: m, Tasks: table, TaskAfter: 20 * time.Millisecond})
@@ -135,11 +126,7 @@ func TestServeHeldDirect(t *testing.T) {
 	ctx := context.Background()
 	asks := load(t, "conformance", "./examples/conformance", config.Limits{})
 	plain := load(t, "echo", "./bench/plugins/echo", config.Limits{})
-	m, err := mrtr.New(mrtr.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, _ := heldTables(t, false)
 	c := core.New(&core.Options{Logger: servertest.Logger(), Manager: m})
 	if err := c.Reload(ctx, []core.Mount{{Plugin: asks, Prefix: "c"}, {Plugin: plain, Prefix: "e"}}); err != nil {
 		t.Fatal(err)
@@ -188,16 +175,7 @@ func TestServeHeldDirect(t *testing.T) {
 func TestServeHeldCancelOnlyDirect(t *testing.T) {
 	ctx := context.Background()
 	plain := load(t, "echo", "./bench/plugins/echo", config.Limits{})
-	m, err := mrtr.New(mrtr.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	table, err := tasks.New(m, tasks.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer table.Close()
+	m, table := heldTables(t, true)
 	c := core.New(&core.Options{Logger: servertest.Logger(), Manager: m, Tasks: table})
 	if err := c.Reload(ctx, []core.Mount{{Plugin: plain, Prefix: "e"}}); err != nil {
 		t.Fatal(err)
@@ -229,4 +207,24 @@ func TestServeHeldCancelOnlyDirect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heldTables returns a Manager, and with tasks a task table over it,
+// closed at the end of the test.
+func heldTables(t *testing.T, withTasks bool) (*mrtr.Manager, *tasks.Table) {
+	t.Helper()
+	m, err := mrtr.New(mrtr.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	if !withTasks {
+		return m, nil
+	}
+	table, err := tasks.New(m, tasks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(table.Close)
+	return m, table
 }
