@@ -134,6 +134,18 @@ func (a *attachment) deliver(dropped *atomic.Uint64) {
 	}
 }
 
+// queue pushes n onto a, and counts it in s if it is dropped: the request
+// was answered, or its queue is full.
+func (s *counters) queue(a *attachment, n note) {
+	switch a.push(n) {
+	case full:
+		s.queueFull.Add(1)
+		s.dropped.Add(1)
+	case answered:
+		s.dropped.Add(1)
+	}
+}
+
 func (a *attachment) close() {
 	a.mu.Lock()
 	a.closed = true

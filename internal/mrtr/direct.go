@@ -20,11 +20,11 @@ import (
 // plugin queues them, and a goroutine started at the first one hands them
 // to the Sink while the call runs; Serve returns once they are handed
 // over, so they come before the answer.
-func (m *Manager) direct(ctx context.Context, req Request, p *params, run Run) (out *Outcome, err error) {
+func (m *Manager) direct(ctx context.Context, req Request, run Run) (out *Outcome, err error) {
 	if m.isClosed() {
 		return nil, ErrClosed
 	}
-	h := &directHost{m: m, ctx: ctx, sink: req.Sink, token: p.token}
+	h := &directHost{m: m, ctx: ctx, sink: req.Sink}
 	var res any
 	func() {
 		defer func() {
@@ -55,10 +55,9 @@ var errCannotAsk = errors.New("mrtr: this call was started as one that cannot as
 
 // directHost is the plugin.Host of a direct call.
 type directHost struct {
-	m     *Manager
-	ctx   context.Context // the request's
-	sink  Sink
-	token any // the request's progress token
+	m    *Manager
+	ctx  context.Context // the request's
+	sink Sink
 
 	// At the first notification, once makes the queue and starts the
 	// goroutine that delivers; at end, it makes sure none starts.
@@ -91,13 +90,12 @@ func (h *directHost) Log(_ context.Context, params *mcp.LoggingMessageParams) er
 	return nil
 }
 
-// NotifyProgress sends the plugin's progress as a parked call's host
-// does (progressFor): the request that waits is the one that started
-// the call.
+// NotifyProgress sends the plugin's progress as it is: the request that
+// waits is the one that started the call, so there is no token to
+// replace (what a parked call's host does for a retry, progressFor).
 func (h *directHost) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
-	if p, send := progressFor(params, h.token, h.token); send {
-		h.push(note{progress: p})
-	}
+	p := *params
+	h.push(note{progress: &p})
 	return nil
 }
 
@@ -108,7 +106,7 @@ func (h *directHost) push(n note) {
 		return // the request takes no notifications
 	}
 	h.once.Do(func() {
-		h.a = newAttachment(h.ctx, h.sink, h.token)
+		h.a = newAttachment(h.ctx, h.sink, nil) // its token is read only by a parked call's host
 		h.stop, h.done = make(chan struct{}), make(chan struct{})
 		go h.deliver()
 	})
@@ -116,13 +114,7 @@ func (h *directHost) push(n note) {
 		h.m.stats.dropped.Add(1)
 		return
 	}
-	switch h.a.push(n) {
-	case full:
-		h.m.stats.queueFull.Add(1)
-		h.m.stats.dropped.Add(1)
-	case answered:
-		h.m.stats.dropped.Add(1)
-	}
+	h.m.stats.queue(h.a, n)
 }
 
 func (h *directHost) deliver() {

@@ -128,16 +128,8 @@ func (c *Call) notify(mk func(a *attachment) (note, bool)) {
 		c.m.stats.dropped.Add(1)
 		return
 	}
-	n, send := mk(a)
-	if !send {
-		return
-	}
-	switch a.push(n) {
-	case full:
-		c.m.stats.queueFull.Add(1)
-		c.m.stats.dropped.Add(1)
-	case answered:
-		c.m.stats.dropped.Add(1)
+	if n, send := mk(a); send {
+		c.m.stats.queue(a, n)
 	}
 }
 

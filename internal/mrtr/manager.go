@@ -431,7 +431,7 @@ func (m *Manager) start(ctx context.Context, req Request, p *params, run Run) (*
 		return nil, errors.New("mrtr: Serve of a request without requestState needs a Run")
 	}
 	if req.Direct {
-		return m.direct(ctx, req, p, run)
+		return m.direct(ctx, req, run)
 	}
 	c, a, err := m.launch(ctx, req, p, run)
 	if err != nil {
