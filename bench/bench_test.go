@@ -92,8 +92,6 @@ func TestSmoke(t *testing.T) {
 	}
 }
 
-// TestDistinctCopy checks that the copies used for the 10-plugin runs are
-// valid modules that differ from each other.
 // runFor runs the benchmark with o, which must set jsonOut, within d, and
 // returns its results as written to o.jsonOut and its report.
 func runFor(t *testing.T, o *options, d time.Duration) (results, string) {
@@ -115,6 +113,8 @@ func runFor(t *testing.T, o *options, d time.Duration) (results, string) {
 	return res, out.String()
 }
 
+// TestDistinctCopy checks that the copies used for the 10-plugin runs are
+// valid modules that differ from each other.
 func TestDistinctCopy(t *testing.T) {
 	// The smallest module: magic and version.
 	wasm := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
