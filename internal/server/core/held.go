@@ -111,33 +111,37 @@ func (c *Core) ServeHeld(ctx context.Context, hc *HeldCall, run HeldRun) (*HeldO
 		run = c.dispatchHeld(hc)
 	}
 	req := mrtr.Request{Method: hc.Method, Params: hc.Params, Principal: Subject(hc.Request.Principal), Capabilities: hc.Request.Capabilities, Sink: hc.Sink}
-	runCall := func(ctx context.Context, host plugin.Host) (any, error) {
-		rq := hc.Request
-		rq.Client, rq.Scope, rq.Carrier, rq.Cancel = host, nil, nil, nil
-		if req.Direct {
-			rq.Cancel = hc.Cancel // ctx is the request's (mrtr.Request.Direct)
-		}
-		return run(ctx, rq)
-	}
 	tools := c.held.tasks != nil && hc.Method == "tools/call"
-	if tools && !wire.DeclaresTasks(hc.Request.Meta) && c.taskSupport(hc.Key) == "required" {
+	asTask := tools && wire.DeclaresTasks(hc.Request.Meta)
+	if tools && !asTask && c.taskSupport(hc.Key) == "required" {
 		// A tool that runs only as a task, for a client that cannot
 		// have one: refused before it runs.
 		return nil, MissingTasks("tool " + hc.Key)
 	}
+	if !asTask {
+		// Not through the task table: a call that may become a task is
+		// a Call of the Manager's whatever its plugin does, and runs under
+		// a context of its own.
+		req.Direct = !hc.Retry && c.cannotAsk(hc)
+	}
+	direct := req.Direct // not req: the closure would move it to the heap
+	runCall := func(ctx context.Context, host plugin.Host) (any, error) {
+		rq := hc.Request
+		rq.Client, rq.Scope, rq.Carrier, rq.Cancel = host, nil, nil, nil
+		if direct {
+			rq.Cancel = hc.Cancel // ctx is the request's (mrtr.Request.Direct)
+		}
+		return run(ctx, rq)
+	}
 	var out *mrtr.Outcome
 	var err error
-	if tools && wire.DeclaresTasks(hc.Request.Meta) {
+	if asTask {
 		var d *tasks.Detailed
 		d, out, err = c.held.tasks.Call(ctx, req, hc.ClientKey, runCall, c.taskPolicy(hc.Key))
 		if err == nil && d != nil {
 			return &HeldOutcome{Task: d}, nil
 		}
 	} else {
-		// Not through the task table: a call that may become a task is
-		// a Call of the Manager's whatever its plugin does, and runs under
-		// a context of its own.
-		req.Direct = !hc.Retry && c.cannotAsk(hc)
 		out, err = c.held.m.Serve(ctx, req, runCall)
 	}
 	if err != nil {

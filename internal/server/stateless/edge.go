@@ -414,7 +414,17 @@ func (e *calls) encodeInput(id jsonrpc.ID, in *mrtr.InputRequiredResult) ([]byte
 // asked for, and none if it asked for none.
 type streamSink struct {
 	emit  func([]byte) error
+	line  func([]byte) // over stdio, instead of emit: a write that cannot fail
 	level mcp.LoggingLevel
+}
+
+// send hands b to emit, or to line.
+func (s *streamSink) send(b []byte) error {
+	if s.line != nil {
+		s.line(b)
+		return nil
+	}
+	return s.emit(b)
 }
 
 func (s *streamSink) Log(_ context.Context, p *mcp.LoggingMessageParams) error {
@@ -425,7 +435,7 @@ func (s *streamSink) Log(_ context.Context, p *mcp.LoggingMessageParams) error {
 	if err != nil {
 		return err
 	}
-	return s.emit(b)
+	return s.send(b)
 }
 
 func (s *streamSink) NotifyProgress(_ context.Context, p *mcp.ProgressNotificationParams) error {
@@ -433,5 +443,5 @@ func (s *streamSink) NotifyProgress(_ context.Context, p *mcp.ProgressNotificati
 	if err != nil {
 		return err
 	}
-	return s.emit(b)
+	return s.send(b)
 }

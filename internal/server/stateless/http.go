@@ -228,7 +228,7 @@ func malformed(body []byte) *jsonrpc.Error {
 // then the version must be one Hangar serves this way and the rest of
 // _meta well formed.
 func (e *Edge) check(h http.Header, m *message) (*reqMeta, *jsonrpc.Error) {
-	meta, jerr := decodeMeta(m.meta)
+	meta, jerr := decodeMessageMeta(m)
 	if jerr != nil {
 		return nil, jerr
 	}

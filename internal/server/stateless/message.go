@@ -26,6 +26,7 @@ type message struct {
 	meta    json.RawMessage // params._meta; nil if absent
 	state   bool            // params.requestState is given (not null)
 	answers bool            // params.inputResponses is given (not null)
+	checked bool            // readPlain checked the message valid JSON and UTF-8, meta with it
 
 	// plain: the fast path may serve it. The message is one the fast path
 	// reads exactly as the go-sdk does (its keys are the ones the go-sdk
@@ -97,7 +98,7 @@ func readPlain(b []byte) (*message, bool) {
 	if !ok || !w.HasMethod || w.HasResult || w.HasError {
 		return nil, false
 	}
-	m := &message{id: w.ID, method: w.Method, params: w.Params}
+	m := &message{id: w.ID, method: w.Method, params: w.Params, checked: true}
 	if w.Params == nil {
 		return m, true
 	}

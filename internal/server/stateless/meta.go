@@ -71,8 +71,23 @@ func checkMeta(raw json.RawMessage) (*reqMeta, *jsonrpc.Error) {
 // decodeMeta decodes a request's _meta (nil if absent): by plainObject
 // when it can, with encoding/json otherwise.
 func decodeMeta(raw json.RawMessage) (mcp.Meta, *jsonrpc.Error) {
-	if m, ok := plainObject(raw); ok {
-		return m, nil
+	return decodeChecked(raw, false)
+}
+
+// decodeMessageMeta is decodeMeta of m's _meta, which it does not check
+// again if readPlain checked the message.
+func decodeMessageMeta(m *message) (mcp.Meta, *jsonrpc.Error) {
+	return decodeChecked(m.meta, m.checked)
+}
+
+// decodeChecked is decodeMeta of raw, known to be valid JSON and UTF-8 if
+// checked. By plainMeta when it can, the framing member clientInfo is
+// checked in place rather than built (checkedInfo): the edge drops it.
+func decodeChecked(raw json.RawMessage, checked bool) (mcp.Meta, *jsonrpc.Error) {
+	if len(raw) > 0 && raw[0] == '{' && (checked || utf8.Valid(raw) && rawjson.Valid(raw)) {
+		if m, ok := plainMembers(raw, true); ok {
+			return m, nil
+		}
 	}
 	var meta mcp.Meta
 	if len(raw) > 0 {
@@ -270,17 +285,24 @@ func plainObject(b []byte) (map[string]any, bool) {
 	if len(b) == 0 || b[0] != '{' || !utf8.Valid(b) || !rawjson.Valid(b) {
 		return nil, false
 	}
-	return plainMembers(b)
+	return plainMembers(b, false)
 }
 
-// plainMembers is plainObject of an object already checked.
-func plainMembers(b []byte) (map[string]any, bool) {
+// plainMembers is plainObject of an object already checked. With top, b
+// is a request's _meta, whose clientInfo, if checkedInfo accepts it, is
+// decoded as a nil map (decodeChecked).
+func plainMembers(b []byte, top bool) (map[string]any, bool) {
 	m := map[string]any{}
 	ok := rawjson.Object(b, func(key, v []byte) bool {
 		var x any
 		switch c := v[0]; {
+		case top && c == '{' && string(key) == wire.MetaClientInfo && checkedInfo(v):
+			// The edge consumes it (framing), and checkFields asks of it
+			// only that it be an object with string names and versions:
+			// it is not built. A nil map is such an object.
+			x = map[string]any(nil)
 		case c == '{':
-			o, ok := plainMembers(v)
+			o, ok := plainMembers(v, false)
 			if !ok {
 				return false
 			}
@@ -311,6 +333,22 @@ func plainMembers(b []byte) (map[string]any, bool) {
 		return true
 	})
 	return m, ok
+}
+
+// checkedInfo reports whether the clientInfo object v (valid JSON) is one
+// checkFields accepts as plainMembers would decode it: its last "name"
+// and "version" members, if any, strings or null. Its other members are
+// not read: the edge drops clientInfo before any plugin sees it. It
+// reports false for anything else, which plainMembers then decodes, for
+// checkFields to refuse with its own words (or plainObject to decline).
+func checkedInfo(v []byte) bool {
+	ok := true
+	return rawjson.Object(v, func(key, v []byte) bool {
+		if string(key) == "name" || string(key) == "version" {
+			ok = v[0] == '"' || string(v) == "null"
+		}
+		return true
+	}) && ok
 }
 
 // metaKey is string(key), but for the keys a 2026-07-28 request's _meta

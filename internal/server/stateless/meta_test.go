@@ -35,7 +35,9 @@ func TestCapabilitiesKeepExtensions(t *testing.T) {
 
 // FuzzPlainObject: whenever plainObject decodes a _meta, json.Unmarshal
 // decodes the same, and the common shapes of a 2026-07-28 _meta are
-// decoded without encoding/json.
+// decoded without encoding/json; decodeMeta, which does not build the
+// clientInfo it checks, checks what json.Unmarshal's map says as
+// checkFields checks that map, and leaves plugins the same _meta.
 func FuzzPlainObject(f *testing.F) {
 	common := []string{
 		`{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`,
@@ -48,17 +50,34 @@ func FuzzPlainObject(f *testing.F) {
 		}
 		f.Add([]byte(s))
 	}
-	for _, s := range []string{`{"a":[1]}`, `{"a":"\n"}`, `{"k\u0041":1}`, `{"big":1e400}`, `{"a":1`, `[]`, `null`, "{\"a\":\"\xff\"}", `{"a":1}x`} {
+	for _, s := range []string{
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":1}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":1,"name":null,"version":"2","x":{"y":[]}}}`,
+		`{"a":[1]}`, `{"a":"\n"}`, `{"k\u0041":1}`, `{"big":1e400}`, `{"a":1`, `[]`, `null`, "{\"a\":\"\xff\"}", `{"a":1}x`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, ok := plainObject(in)
-		if !ok {
+		var want map[string]any
+		err := json.Unmarshal(in, &want)
+		if got, ok := plainObject(in); ok && (err != nil || !reflect.DeepEqual(got, want)) {
+			t.Fatalf("plainObject(%q) = %#v; json.Unmarshal %#v, %v", in, got, want, err)
+		}
+		if err != nil || want == nil {
 			return
 		}
-		var want map[string]any
-		if err := json.Unmarshal(in, &want); err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("plainObject(%q) = %#v; json.Unmarshal %#v, %v", in, got, want, err)
+		// decodeMeta, which checks clientInfo in place, checks the same
+		// and gives plugins the same _meta.
+		meta, jerr := decodeMeta(in)
+		if jerr != nil {
+			t.Fatalf("decodeMeta(%q): %v", in, jerr)
+		}
+		rm, jerr := checkFields(meta)
+		wm, werr := checkFields(want)
+		if (jerr == nil) != (werr == nil) || jerr != nil && jerr.Message != werr.Message {
+			t.Fatalf("checkFields of decodeMeta(%q): %v; of json.Unmarshal's: %v", in, jerr, werr)
+		}
+		if rm != nil && !reflect.DeepEqual(rm, wm) {
+			t.Fatalf("checkFields of decodeMeta(%q) = %#v; of json.Unmarshal's %#v", in, rm, wm)
 		}
 	})
 }

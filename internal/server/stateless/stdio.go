@@ -39,7 +39,7 @@ func (e *Edge) Line(body []byte, fast bool) wire.LineClaim {
 	if !ok || !m.id.IsValid() || len(m.meta) == 0 {
 		return wire.LineClaim{}
 	}
-	meta, jerr := decodeMeta(m.meta)
+	meta, jerr := decodeMessageMeta(m)
 	if _, named := meta[wire.MetaProtocolVersion]; jerr != nil || !named {
 		return wire.LineClaim{} // not a request of 2026-07-28: the go-sdk's
 	}
@@ -80,7 +80,7 @@ func (e *Edge) Line(body []byte, fast bool) wire.LineClaim {
 // serveLine serves a tools/call or resources/read over stdio on the fast
 // path (serveQuick), and returns its answer as the go-sdk writes it.
 func (e *Edge) serveLine(ctx context.Context, cancel context.CancelCauseFunc, m *message, rm *reqMeta, write func([]byte)) []byte {
-	sink := &streamSink{emit: func(b []byte) error { write(b); return nil }, level: rm.logLevel}
+	sink := &streamSink{line: write, level: rm.logLevel}
 	b, jerr, _ := e.serveQuick(ctx, cancel, m, rm, nil, nil, sink)
 	if jerr != nil {
 		return wire.EncodeError(m.id, jerr)
