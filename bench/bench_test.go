@@ -248,6 +248,50 @@ func TestPeerRows(t *testing.T) {
 	}
 }
 
+// TestIssue27Checks: issue 27's targets, on made-up numbers: the Node
+// peer at the tighter bounds, and 2026-07-28 against 2025-11-25 at every
+// level, where one cell over 1.1 fails the target.
+func TestIssue27Checks(t *testing.T) {
+	r := &results{Levels: []int{1, 64}}
+	add := func(tr, target string, c int, cpu float64) {
+		r.Cells = append(r.Cells, cell{Transport: tr, Target: target, C: c, Throughput: 1, ServerCPU: cpu})
+	}
+	add("http", "hangar-go", 64, 44)
+	add("http", "node-go", 64, 100)
+	add("stdio", "hangar-go", 64, 92)
+	add("stdio", "node-go", 64, 100)
+	for _, c := range r.Levels {
+		add("http", "hangar-go-2026", c, 40)
+		add("stdio", "hangar-go-2026", c, 100)
+		add("http", "hangar-go", c, 44)
+	}
+	add("stdio", "hangar-go", 1, 95) // 100/95 = 1.05; at C=64, 100/92 = 1.09
+	check := func(want map[string]bool, detail string) {
+		t.Helper()
+		got := map[string]check{}
+		for _, c := range r.checks() {
+			got[c.Name] = c
+		}
+		for name, pass := range want {
+			if c, ok := got[name]; !ok || c.Pass != pass {
+				t.Errorf("%s: got %+v (present %v), want pass %v", name, c, ok, pass)
+			}
+		}
+		if c := got["Server CPU per call, 2026-07-28 / 2025-11-25 session, every level ≤ 1.1"]; !strings.Contains(c.Detail, detail) {
+			t.Errorf("2026 detail %q lacks %q", c.Detail, detail)
+		}
+	}
+	check(map[string]bool{
+		"Server CPU per call, Hangar / Node peer, HTTP ≤ 0.45":                    true,
+		"Server CPU per call, Hangar / Node peer, stdio ≤ 0.9":                    false, // 0.92
+		"Server CPU per call, 2026-07-28 / 2025-11-25 session, every level ≤ 1.1": true,
+	}, "stdio Go-PDK C=64: 1.09")
+	add("stdio", "hangar-go-2026", 8, 120)
+	add("stdio", "hangar-go", 8, 100)
+	r.Levels = []int{1, 8, 64}
+	check(map[string]bool{"Server CPU per call, 2026-07-28 / 2025-11-25 session, every level ≤ 1.1": false}, "stdio Go-PDK C=8: 1.20")
+}
+
 // TestStateless2026 runs the throughput section with the stateless target
 // beside its 2025 target, in rounds in which they take turns, against a
 // real hangar serve over HTTP and over stdio: every 2026-07-28 call

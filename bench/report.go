@@ -160,6 +160,57 @@ func (r *results) checks() []check {
 			out = append(out, check{kind.name, pass, strings.Join(parts, "; ")})
 		}
 	}
+	// Issue 27: what the server spends, Hangar / Node peer, at the
+	// tighter bounds of that round.
+	for _, kind := range []struct {
+		kind, name string
+		most       float64
+	}{
+		{"cpu http", "Server CPU per call, Hangar / Node peer, HTTP ≤ 0.45", 0.45},
+		{"cpu stdio", "Server CPU per call, Hangar / Node peer, stdio ≤ 0.9", 0.9},
+	} {
+		var parts []string
+		pass, any := true, false
+		for _, row := range r.peerRows() {
+			if row.Kind != kind.kind {
+				continue
+			}
+			any = true
+			if row.ratio() > kind.most {
+				pass = false
+			}
+			parts = append(parts, fmt.Sprintf("%s: %.2f", row.Measure, row.ratio()))
+		}
+		if any {
+			out = append(out, check{kind.name, pass, strings.Join(parts, "; ")})
+		}
+	}
+	// Issue 27: a call at MCP 2026-07-28 costs the server at most 1.1 times
+	// what the same call in a 2025-11-25 session costs, for both plugins,
+	// over both transports, at every level.
+	{
+		var parts []string
+		pass, any := true, false
+		for _, tr := range []string{"http", "stdio"} {
+			for _, p := range peers {
+				for _, c := range r.Levels {
+					old, now := r.cell(tr, p.hangar, c), r.cell(tr, p.hangar+statelessSuffix, c)
+					if old == nil || now == nil || old.ServerCPU == 0 || now.ServerCPU == 0 {
+						continue
+					}
+					any = true
+					x := now.ServerCPU / old.ServerCPU
+					if x > 1.1 {
+						pass = false
+					}
+					parts = append(parts, fmt.Sprintf("%s %s C=%d: %.2f", tr, short(p.hangar), c, x))
+				}
+			}
+		}
+		if any {
+			out = append(out, check{"Server CPU per call, 2026-07-28 / 2025-11-25 session, every level ≤ 1.1", pass, strings.Join(parts, "; ")})
+		}
+	}
 	// b >= 3x c at C=8 and C=64.
 	{
 		var parts []string
