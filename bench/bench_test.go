@@ -200,13 +200,16 @@ func TestChecks(t *testing.T) {
 	}
 }
 
+// addCPU adds a made-up cell of the given server CPU per call.
+func (r *results) addCPU(tr, target string, c int, cpu float64) {
+	r.Cells = append(r.Cells, cell{Transport: tr, Target: target, C: c, Throughput: 1, ServerCPU: cpu})
+}
+
 // TestPeerRows: the measures of issue 17 and their targets, on made-up
 // numbers.
 func TestPeerRows(t *testing.T) {
 	r := &results{Levels: []int{1, 64}}
-	add := func(tr, target string, c int, cpu float64) {
-		r.Cells = append(r.Cells, cell{Transport: tr, Target: target, C: c, Throughput: 1, ServerCPU: cpu})
-	}
+	add := r.addCPU
 	add("http", "hangar-go", 64, 40)
 	add("http", "node-go", 64, 100)
 	add("http", "hangar-go", 1, 1000) // not the top level: ignored
@@ -253,9 +256,7 @@ func TestPeerRows(t *testing.T) {
 // level, where one cell over 1.1 fails the target.
 func TestIssue27Checks(t *testing.T) {
 	r := &results{Levels: []int{1, 64}}
-	add := func(tr, target string, c int, cpu float64) {
-		r.Cells = append(r.Cells, cell{Transport: tr, Target: target, C: c, Throughput: 1, ServerCPU: cpu})
-	}
+	add := r.addCPU
 	add("http", "hangar-go", 64, 44)
 	add("http", "node-go", 64, 100)
 	add("stdio", "hangar-go", 64, 92)
