@@ -160,11 +160,11 @@ func (c *Core) ServeHeld(ctx context.Context, hc *HeldCall, run HeldRun) (*HeldO
 // cannotAsk reports whether the call of hc is known never to ask the
 // client for input: a tools/call of a tool whose plugin is loaded and
 // imports no host function that asks (plugin.AsksClient). The Manager then
-// runs it as a plain call (mrtr.Request.Direct), at the cost of a call
-// over a session. A plugin still loading, or reloaded between this look
-// and the call, may ask: the call is then refused the client as a call of
-// a plugin that cannot ask would be (the new module's first call; the next
-// goes through the table).
+// runs it as a plain call (mrtr.Request.Direct), as a call over a session
+// runs: no table entry, no id. A plugin still loading, or reloaded
+// between this look and the call, may ask: the call is then refused the
+// client as a call of a plugin that cannot ask would be (the new module's
+// first call; the next goes through the table).
 func (c *Core) cannotAsk(hc *HeldCall) bool {
 	if hc.Method != "tools/call" {
 		return false

@@ -40,14 +40,13 @@ func (e *calls) appendPlainAnswer(b []byte, id jsonrpc.ID, r *mcp.CallToolResult
 	if meta == nil || !wire.TextOnly(r) {
 		return b, false
 	}
-	for _, c := range r.Content {
-		if !wire.Unescaped(c.(*mcp.TextContent).Text) {
-			return b, false
-		}
-	}
 	n := 128 + len(meta)
 	for _, c := range r.Content {
-		n += 32 + len(c.(*mcp.TextContent).Text)
+		t := c.(*mcp.TextContent).Text
+		if !wire.Unescaped(t) {
+			return b, false
+		}
+		n += 32 + len(t)
 	}
 	b = slices.Grow(b, n) // one allocation, once the answer is known to be plain
 	start := len(b)

@@ -81,13 +81,19 @@ func decodeMessageMeta(m *message) (mcp.Meta, *jsonrpc.Error) {
 }
 
 // decodeChecked is decodeMeta of raw, known to be valid JSON and UTF-8 if
-// checked. By plainMeta when it can, the framing member clientInfo is
-// checked in place rather than built (checkedInfo): the edge drops it.
+// checked (plainMembers then skips plainObject's checks). Either way the
+// framing member clientInfo is checked in place rather than built
+// (checkedInfo): the edge drops it.
 func decodeChecked(raw json.RawMessage, checked bool) (mcp.Meta, *jsonrpc.Error) {
-	if len(raw) > 0 && raw[0] == '{' && (checked || utf8.Valid(raw) && rawjson.Valid(raw)) {
-		if m, ok := plainMembers(raw, true); ok {
-			return m, nil
-		}
+	var m map[string]any
+	var ok bool
+	if checked && len(raw) > 0 && raw[0] == '{' {
+		m, ok = plainMembers(raw, true)
+	} else {
+		m, ok = plainObject(raw, true)
+	}
+	if ok {
+		return m, nil
 	}
 	var meta mcp.Meta
 	if len(raw) > 0 {
@@ -280,12 +286,12 @@ func logs(min, level mcp.LoggingLevel) bool {
 // true, false and null; else it reports false, and decodeMeta decodes b
 // with encoding/json. Every 2026-07-28 request's _meta is decoded, and
 // encoding/json's reflective decoding of its few members was a tenth of a
-// stdio tools/call's CPU.
-func plainObject(b []byte) (map[string]any, bool) {
+// stdio tools/call's CPU. top is plainMembers's.
+func plainObject(b []byte, top bool) (map[string]any, bool) {
 	if len(b) == 0 || b[0] != '{' || !utf8.Valid(b) || !rawjson.Valid(b) {
 		return nil, false
 	}
-	return plainMembers(b, false)
+	return plainMembers(b, top)
 }
 
 // plainMembers is plainObject of an object already checked. With top, b
