@@ -275,10 +275,15 @@ type params struct {
 	token     any
 }
 
+// noParams is what parseParams returns for params without any of the
+// members it reads, most calls': shared, so never written (params are
+// only read once parsed).
+var noParams = &params{}
+
 func parseParams(raw json.RawMessage) (*params, error) {
 	r := bytes.TrimSpace(raw)
 	if len(r) == 0 || string(r) == "null" {
-		return &params{}, nil
+		return noParams, nil
 	}
 	if r[0] != '{' {
 		return nil, fmt.Errorf("%w: params must be a JSON object", ErrInvalidParams)
@@ -288,7 +293,7 @@ func parseParams(raw json.RawMessage) (*params, error) {
 	// with escapes could hide one, so a backslash anywhere means decoding.
 	if bytes.IndexByte(r, '\\') < 0 && !bytes.Contains(r, []byte(`"requestState"`)) &&
 		!bytes.Contains(r, []byte(`"inputResponses"`)) && !bytes.Contains(r, []byte(`"progressToken"`)) {
-		return &params{}, nil
+		return noParams, nil
 	}
 	var wire struct {
 		Meta *struct {

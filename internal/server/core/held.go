@@ -66,6 +66,11 @@ type HeldCall struct {
 	// context of its own; a call that may park, or become a task, has a
 	// context of its own, which Cancel does not end.
 	Cancel context.CancelCauseFunc
+
+	// outcome is what ServeHeld returns a pointer to: hc is on the heap
+	// already, so its outcome costs no allocation of its own. A HeldCall
+	// is served once.
+	outcome HeldOutcome
 }
 
 // HeldOutcome is how to answer a HeldCall: exactly one of its fields is
@@ -148,13 +153,15 @@ func (c *Core) ServeHeld(ctx context.Context, hc *HeldCall, run HeldRun) (*HeldO
 		return nil, err
 	}
 	if out.Input != nil {
-		return &HeldOutcome{Input: out.Input}, nil
+		hc.outcome = HeldOutcome{Input: out.Input}
+		return &hc.outcome, nil
 	}
 	res, ok := out.Result.(mcp.Result)
 	if !ok || res == nil {
 		return nil, fmt.Errorf("internal error: the call of %s returned no result", hc.Method)
 	}
-	return &HeldOutcome{Result: res}, nil
+	hc.outcome = HeldOutcome{Result: res}
+	return &hc.outcome, nil
 }
 
 // cannotAsk reports whether the call of hc is known never to ask the

@@ -44,6 +44,7 @@ func (p *Path) ConnectIO(ctx context.Context, r io.ReadCloser, w io.WriteCloser)
 	st := &ioStream{p: p, fs: newFastSession(p), base: context.WithoutCancel(ctx), batched: map[jsonrpc.ID]bool{}}
 	st.in = &lineReader{st: st, src: r, br: bufio.NewReaderSize(r, 64<<10)}
 	st.out = &lineWriter{st: st, dst: w}
+	st.write = st.out.writeMessage
 	ss, err := p.sdk.Connect(ctx, st)
 	if err != nil {
 		return nil, err
@@ -59,6 +60,9 @@ type ioStream struct {
 	base context.Context // of the fast path's calls
 	in   *lineReader
 	out  *lineWriter
+	// write is out.writeMessage, bound once: a method value made for each
+	// call would be an allocation a call.
+	write func([]byte)
 
 	// batched holds the ids of the requests of batches the go-sdk has not
 	// answered yet: it ends the session on a batch that reuses one.
@@ -335,7 +339,7 @@ func (r *lineReader) claimed(body []byte, fast bool) bool {
 		}
 		callWorkers.Run(func() {
 			defer fs.running.Done()
-			resp := ml.Serve(ctx, cancel, r.st.out.writeMessage)
+			resp := ml.Serve(ctx, cancel, r.st.write)
 			fs.release(ml.ID) // as the go-sdk, before the answer is written
 			if resp != nil {
 				r.st.out.writeMessage(resp)

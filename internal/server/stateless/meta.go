@@ -37,8 +37,10 @@ func SupportedVersions() []string {
 type reqMeta struct {
 	meta     mcp.Meta // decoded, as plugins get it: without the edge's framing (pluginMeta)
 	version  string
-	caps     *mcp.ClientCapabilities
-	logLevel mcp.LoggingLevel // "" if none: no log messages
+	caps     *mcp.ClientCapabilities // &capsValue
+	logLevel mcp.LoggingLevel        // "" if none: no log messages
+
+	capsValue mcp.ClientCapabilities
 }
 
 // levels ranks the log levels, as the go-sdk does; a level it does not
@@ -118,11 +120,10 @@ func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
 	if !ok {
 		return nil, invalidParams("missing or invalid _meta field %q: a request of MCP %s declares the client's capabilities in params._meta (an object, {} for none)", wire.MetaClientCapabilities, Version)
 	}
-	caps, err := capabilities(c)
-	if err != nil {
+	if err := readCapabilities(c, &rm.capsValue); err != nil {
 		return nil, invalidParams("invalid _meta field %q: %v", wire.MetaClientCapabilities, err)
 	}
-	rm.caps = caps
+	rm.caps = &rm.capsValue
 	if v, present := meta[wire.MetaClientInfo]; present {
 		info, ok := v.(map[string]any)
 		for _, k := range []string{"name", "version"} {
@@ -189,6 +190,16 @@ func dropFraming(meta mcp.Meta) mcp.Meta {
 // other value is an error.
 func capabilities(c map[string]any) (*mcp.ClientCapabilities, error) {
 	caps := &mcp.ClientCapabilities{}
+	if err := readCapabilities(c, caps); err != nil {
+		return nil, err
+	}
+	return caps, nil
+}
+
+// readCapabilities is capabilities, into caps (which it sets from the
+// zero value): checkFields keeps them in the request's reqMeta, one
+// allocation less a request.
+func readCapabilities(c map[string]any, caps *mcp.ClientCapabilities) error {
 	obj := func(m map[string]any, key, where string) (map[string]any, bool, error) {
 		v, ok := m[key]
 		if !ok || v == nil {
@@ -202,7 +213,7 @@ func capabilities(c map[string]any) (*mcp.ClientCapabilities, error) {
 	}
 	roots, ok, err := obj(c, "roots", "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if ok {
 		lc, _ := roots["listChanged"].(bool)
@@ -211,34 +222,34 @@ func capabilities(c map[string]any) (*mcp.ClientCapabilities, error) {
 	}
 	sampling, ok, err := obj(c, "sampling", "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if ok {
 		caps.Sampling = &mcp.SamplingCapabilities{}
 		if _, ok, err := obj(sampling, "context", "sampling."); err != nil {
-			return nil, err
+			return err
 		} else if ok {
 			caps.Sampling.Context = &mcp.SamplingContextCapabilities{}
 		}
 		if _, ok, err := obj(sampling, "tools", "sampling."); err != nil {
-			return nil, err
+			return err
 		} else if ok {
 			caps.Sampling.Tools = &mcp.SamplingToolsCapabilities{}
 		}
 	}
 	elicitation, ok, err := obj(c, "elicitation", "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if ok {
 		caps.Elicitation = &mcp.ElicitationCapabilities{}
 		if _, ok, err := obj(elicitation, "form", "elicitation."); err != nil {
-			return nil, err
+			return err
 		} else if ok {
 			caps.Elicitation.Form = &mcp.FormElicitationCapabilities{}
 		}
 		if _, ok, err := obj(elicitation, "url", "elicitation."); err != nil {
-			return nil, err
+			return err
 		} else if ok {
 			caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
 		}
@@ -247,21 +258,21 @@ func capabilities(c map[string]any) (*mcp.ClientCapabilities, error) {
 	// settings: the core tells a UI host (MCP Apps) by them.
 	extensions, ok, err := obj(c, "extensions", "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if ok {
 		caps.Extensions = make(map[string]any, len(extensions))
 		for name := range extensions {
 			settings, ok, err := obj(extensions, name, "extensions.")
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if ok {
 				caps.Extensions[name] = settings
 			}
 		}
 	}
-	return caps, nil
+	return nil
 }
 
 // unsupportedVersion is MCP's UnsupportedProtocolVersionError.
