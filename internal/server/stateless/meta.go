@@ -40,7 +40,7 @@ type reqMeta struct {
 	caps     *mcp.ClientCapabilities // &capsValue
 	logLevel mcp.LoggingLevel        // "" if none: no log messages
 
-	capsValue mcp.ClientCapabilities
+	capsValue mcp.ClientCapabilities // what caps points to
 }
 
 // levels ranks the log levels, as the go-sdk does; a level it does not
@@ -196,8 +196,8 @@ func capabilities(c map[string]any) (*mcp.ClientCapabilities, error) {
 	return caps, nil
 }
 
-// readCapabilities is capabilities, into caps (which it sets from the
-// zero value): checkFields keeps them in the request's reqMeta, one
+// readCapabilities is capabilities, read into caps, which must be the
+// zero value: checkFields keeps them in the request's reqMeta, one
 // allocation less a request.
 func readCapabilities(c map[string]any, caps *mcp.ClientCapabilities) error {
 	obj := func(m map[string]any, key, where string) (map[string]any, bool, error) {
