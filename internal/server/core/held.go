@@ -67,9 +67,10 @@ type HeldCall struct {
 	// context of its own, which Cancel does not end.
 	Cancel context.CancelCauseFunc
 
-	// outcome is what ServeHeld returns a pointer to: hc is on the heap
-	// already, so its outcome costs no allocation of its own. A HeldCall
-	// is served once.
+	// outcome is what ServeHeld returns a pointer to for a result or an
+	// input request (a task's outcome is made apart): hc is on the heap
+	// already, so the outcome costs no allocation of its own. Each edge
+	// serves a HeldCall once.
 	outcome HeldOutcome
 }
 
