@@ -68,6 +68,7 @@ fuzz FuzzJSONRPC ./internal/server 300x
 fuzz FuzzParseMessage ./internal/server/fastpath 200000x
 fuzz FuzzReadMessage ./internal/server/stateless 200000x
 fuzz FuzzPlainObject ./internal/server/stateless 60000x
+fuzz FuzzScanMeta ./internal/server/stateless 100000x
 fuzz FuzzRead ./internal/server/wire 200000x
 fuzz FuzzValid ./internal/server/rawjson 100000x
 fuzz FuzzToolResult ./internal/plugin 200000x

@@ -71,13 +71,16 @@ func detectInterface(ex map[string]bool) (Interface, error) {
 
 // v1Context is the "context" member of every v1 request.
 type v1Context struct {
-	ID   string         `json:"id"`
-	Meta map[string]any `json:"_meta"`
+	ID   string `json:"id"`
+	Meta any    `json:"_meta"` // a map[string]any, or json.RawMessage (Call.MetaJSON)
 }
 
 func (c *Call) v1() v1Context {
 	if c == nil {
 		return v1Context{Meta: map[string]any{}}
+	}
+	if c.MetaJSON != nil {
+		return v1Context{ID: c.ID, Meta: c.MetaJSON}
 	}
 	meta := c.Meta
 	if meta == nil {

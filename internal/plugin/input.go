@@ -41,7 +41,9 @@ func appendCallToolInput(b []byte, v1 bool, c *Call, name string, args json.RawM
 	}
 	b = appendJSONString(b, id)
 	b = append(b, `,"_meta":`...)
-	if len(meta) == 0 {
+	if c != nil && c.MetaJSON != nil {
+		b = append(b, c.MetaJSON...)
+	} else if len(meta) == 0 {
 		b = append(b, "{}"...)
 	} else if out, ok := appendPlainMap(b, meta, 0); ok {
 		b = out

@@ -22,6 +22,7 @@ func TestCallToolInputAsMarshalled(t *testing.T) {
 		{ID: "42"},
 		{ID: `"quoted" \\ and <html> & \u2028`, Meta: map[string]any{"progressToken": "t-1"}},
 		{ID: "\x00\x1f\x7f é \xff", Meta: map[string]any{"progressToken": 7.0, "x": []any{"a", nil}}},
+		{ID: "9", MetaJSON: json.RawMessage(`{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"elicitation":{}}}`)},
 	}
 	names := []string{"echo", "p0_echo", `we"ird\name`, "ünïcode", "<b>&"}
 	args := []struct {

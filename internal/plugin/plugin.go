@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -90,6 +91,12 @@ type Call struct {
 	ID string
 	// Meta is the request's _meta, passed through to v1 plugins.
 	Meta map[string]any
+	// MetaJSON, if set, is the request's _meta as v1 plugins get it,
+	// already encoded: a JSON object the edge checked, which plugins get
+	// as it is instead of Meta (then nil). An edge sets it for a _meta it
+	// read without decoding it (a 2026-07-28 request's usual one), and
+	// only when it holds nothing the host reads (no progressToken).
+	MetaJSON json.RawMessage
 	// Holder names the request for the busy errors of other callers, who
 	// are told who holds the plugin ("request 7 of session 3f2a..."). It
 	// must hold no secret: no token, no whole session ID. Empty means

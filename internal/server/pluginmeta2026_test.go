@@ -18,18 +18,29 @@ import (
 // in an older session never sees; the client's capabilities and the
 // request's own members stay. So on the fast path and on the go-sdk's, for
 // every export a request reaches (tools/call, prompts/get,
-// resources/read, completion/complete).
+// resources/read, completion/complete); and so for the usual _meta,
+// which the fast path reads without decoding it (scanMeta), and one with
+// a member of the request's own, which it decodes.
 func TestPluginMeta2026(t *testing.T) {
 	c, err := xtp.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	wasm := testutil.BuildPlugin(t, "./internal/testplugins/contract")
-	caps := map[string]any{"roots": map[string]any{}}
-	meta := modernMeta(caps)
-	meta["io.modelcontextprotocol/logLevel"] = "error"
-	meta["trace"] = "x"
-	want := map[string]any{"io.modelcontextprotocol/clientCapabilities": caps, "trace": "x"}
+	for _, own := range []bool{false, true} {
+		caps := map[string]any{"roots": map[string]any{"listChanged": true}, "elicitation": map[string]any{"form": map[string]any{}}}
+		meta := modernMeta(caps)
+		meta["io.modelcontextprotocol/logLevel"] = "error"
+		want := map[string]any{"io.modelcontextprotocol/clientCapabilities": caps}
+		if own {
+			meta["trace"] = "x"
+			want["trace"] = "x"
+		}
+		t.Run(fmt.Sprintf("own-member=%v", own), func(t *testing.T) { testPluginMeta2026(t, c, wasm, meta, want) })
+	}
+}
+
+func testPluginMeta2026(t *testing.T, c *xtp.Contract, wasm string, meta, want map[string]any) {
 	for _, disable := range []bool{false, true} {
 		t.Run(fmt.Sprintf("no-fast-path=%v", disable), func(t *testing.T) {
 			p := loadPlugin(t, "contract", wasm, config.Limits{MaxInstances: 1})

@@ -227,7 +227,7 @@ func (c *Core) begin(ctx context.Context, rq *Request) (context.Context, *call, 
 	t.active++
 	t.mu.Unlock()
 
-	cl := &call{t: t, pc: plugin.Call{ID: rq.ID, Meta: rq.Meta, Host: rq.Client, Holder: rq.Holder}, scopes: [2]*Scope{rq.Scope, rq.Carrier}}
+	cl := &call{t: t, pc: plugin.Call{ID: rq.ID, Meta: rq.Meta, MetaJSON: rq.MetaJSON, Host: rq.Client, Holder: rq.Holder}, scopes: [2]*Scope{rq.Scope, rq.Carrier}}
 	if cl.cancel = rq.Cancel; cl.cancel == nil {
 		ctx, cl.cancel = context.WithCancelCause(ctx)
 		cl.own = true

@@ -36,6 +36,10 @@ type Request struct {
 	ID string
 	// Meta is the request's _meta, passed on to plugins.
 	Meta mcp.Meta
+	// MetaJSON, if set, is the request's _meta as plugins get it, encoded
+	// (plugin.Call.MetaJSON), in place of Meta (then nil): an edge that
+	// read the _meta without decoding it sets it, and Capabilities.
+	MetaJSON json.RawMessage
 	// Version is the protocol version the request is served at: content
 	// a plugin returns that the version lacks is replaced (see versions.go).
 	// "" means none is known, and nothing is replaced.
@@ -397,7 +401,7 @@ func (c *Core) RootsListChanged(ctx context.Context, rq Request) {
 		if (m.Loading == nil && !m.Plugin.Has("on_roots_list_changed")) || !allows(rq.Principal, m) {
 			continue
 		}
-		call := &plugin.Call{Meta: rq.Meta, Host: rq.Client}
+		call := &plugin.Call{Meta: rq.Meta, MetaJSON: rq.MetaJSON, Host: rq.Client}
 		if !c.roots.start(m, rq.Scope, call) {
 			continue // coalesced with the run in progress
 		}

@@ -53,6 +53,10 @@ type HeldCall struct {
 	// Retry reports that the request carries a requestState: it brings
 	// answers to a call already parked.
 	Retry bool
+	// Bare reports that the edge read Params and found neither
+	// requestState, inputResponses nor _meta.progressToken in them
+	// (mrtr.Request.Bare).
+	Bare bool
 	// Sink receives the call's notifications while this request waits
 	// for it; nil drops them.
 	Sink mrtr.Sink
@@ -116,9 +120,9 @@ func (c *Core) ServeHeld(ctx context.Context, hc *HeldCall, run HeldRun) (*HeldO
 	if run == nil {
 		run = c.dispatchHeld(hc)
 	}
-	req := mrtr.Request{Method: hc.Method, Params: hc.Params, Principal: Subject(hc.Request.Principal), Capabilities: hc.Request.Capabilities, Sink: hc.Sink}
+	req := mrtr.Request{Method: hc.Method, Params: hc.Params, Principal: Subject(hc.Request.Principal), Capabilities: hc.Request.Capabilities, Sink: hc.Sink, Bare: hc.Bare && !hc.Retry}
 	tools := c.held.tasks != nil && hc.Method == "tools/call"
-	asTask := tools && wire.DeclaresTasks(hc.Request.Meta)
+	asTask := tools && declaresTasks(&hc.Request)
 	if tools && !asTask && c.taskSupport(hc.Key) == "required" {
 		// A tool that runs only as a task, for a client that cannot
 		// have one: refused before it runs.
@@ -254,4 +258,16 @@ func Subject(ti *sdkauth.TokenInfo) string {
 		return ""
 	}
 	return ti.UserID
+}
+
+// declaresTasks reports whether the request's client declared the tasks
+// extension: in its _meta's capabilities, or, for a _meta the edge did
+// not decode (Request.MetaJSON), in the Capabilities it read from them,
+// which keep an extension declared by an object as wire.DeclaresTasks
+// asks.
+func declaresTasks(rq *Request) bool {
+	if rq.Meta == nil && rq.MetaJSON != nil {
+		return rq.Capabilities != nil && rq.Capabilities.Extensions[wire.TasksExtension] != nil
+	}
+	return wire.DeclaresTasks(rq.Meta)
 }

@@ -228,22 +228,24 @@ func malformed(body []byte) *jsonrpc.Error {
 // then the version must be one Hangar serves this way and the rest of
 // _meta well formed.
 func (e *Edge) check(h http.Header, m *message) (*reqMeta, *jsonrpc.Error) {
-	meta, jerr := decodeMessageMeta(m)
-	if jerr != nil {
-		return nil, jerr
-	}
-	if v, ok := meta[wire.MetaProtocolVersion].(string); ok && v != "" {
-		hv, sent := h[headerVersion]
-		switch {
-		case !sent:
-			return nil, mismatch("missing MCP-Protocol-Version header: a request of MCP %s names its protocol version in the header too", Version)
-		case len(hv) != 1 || hv[0] != v:
-			return nil, mismatch("Header mismatch: MCP-Protocol-Version header value %q does not match body value %q", strings.Join(hv, ", "), v)
+	rm, scanned := scanMeta(m)
+	if scanned {
+		if jerr := checkVersionHeader(h, rm.version); jerr != nil {
+			return nil, jerr
 		}
-	}
-	rm, jerr := checkFields(meta)
-	if jerr != nil {
-		return nil, jerr
+	} else {
+		meta, jerr := decodeMessageMeta(m)
+		if jerr != nil {
+			return nil, jerr
+		}
+		if v, ok := meta[wire.MetaProtocolVersion].(string); ok && v != "" {
+			if jerr := checkVersionHeader(h, v); jerr != nil {
+				return nil, jerr
+			}
+		}
+		if rm, jerr = checkFields(meta); jerr != nil {
+			return nil, jerr
+		}
 	}
 	if err := checkStandard(h, m); err != nil {
 		return nil, err
@@ -256,6 +258,19 @@ func (e *Edge) check(h http.Header, m *message) (*reqMeta, *jsonrpc.Error) {
 		}
 	}
 	return rm, nil
+}
+
+// checkVersionHeader checks that the MCP-Protocol-Version header names v,
+// the protocol version of the request's _meta.
+func checkVersionHeader(h http.Header, v string) *jsonrpc.Error {
+	hv, sent := h[headerVersion]
+	switch {
+	case !sent:
+		return mismatch("missing MCP-Protocol-Version header: a request of MCP %s names its protocol version in the header too", Version)
+	case len(hv) != 1 || hv[0] != v:
+		return mismatch("Header mismatch: MCP-Protocol-Version header value %q does not match body value %q", strings.Join(hv, ", "), v)
+	}
+	return nil
 }
 
 // checkStandard checks Mcp-Method (every request) and Mcp-Name (tools/call,
@@ -383,12 +398,13 @@ func (e *Edge) quick(m *message) bool {
 func (e *Edge) serveQuick(ctx context.Context, cancel context.CancelCauseFunc, m *message, rm *reqMeta, principal *sdkauth.TokenInfo, carrier propagation.TextMapCarrier, sink mrtr.Sink) (answer []byte, jerr *jsonrpc.Error, ended bool) {
 	wire.ServedFast()
 	hc := &core.HeldCall{
-		Request:   core.Request{Principal: principal, ID: wire.IDString(m.id), Meta: rm.meta, Version: Version, Capabilities: rm.caps},
+		Request:   core.Request{Principal: principal, ID: wire.IDString(m.id), Meta: rm.meta, MetaJSON: rm.metaJSON, Version: Version, Capabilities: rm.caps},
 		Method:    m.method,
 		Key:       m.key,
 		Params:    m.params,
 		Args:      m.args,
 		Retry:     m.state,
+		Bare:      m.bare(rm),
 		Sink:      sink,
 		ClientKey: clientKey(ctx),
 		Cancel:    cancel,

@@ -81,6 +81,19 @@ func readMessage(b []byte) (*message, bool) {
 	return m, true
 }
 
+// bare reports whether m's params hold none of the members the Manager
+// reads (mrtr.Request.Bare): no requestState, no inputResponses, and no
+// progressToken in the _meta rm was read from (a progressToken of null
+// counts as one: the Manager reads it; a _meta scanMeta read has none).
+// Only a message readPlain read is known well enough for that.
+func (m *message) bare(rm *reqMeta) bool {
+	if !m.checked || m.state || m.answers {
+		return false
+	}
+	_, token := rm.meta["progressToken"]
+	return !token
+}
+
 func nonNull(v json.RawMessage) json.RawMessage {
 	if len(v) == 0 || string(v) == "null" {
 		return nil

@@ -27,6 +27,8 @@ var messageSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","n\u0061me":"other"}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b","Name":"c"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":null}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"ProgressToken":1,"progress\u0054oken":2}}}`,
 }
 
 // FuzzReadMessage holds the 2026-07-28 edge's reader to the go-sdk's: a
@@ -58,7 +60,72 @@ func FuzzReadMessage(f *testing.F) {
 		if m.plain {
 			checkPlain(t, b, m, req.Params)
 		}
+		if meta, jerr := decodeMessageMeta(m); jerr == nil && m.bare(&reqMeta{meta: meta}) {
+			checkBare(t, b, req.Params)
+		}
 	})
+}
+
+// checkBare checks a message the edge found bare (message.bare): its
+// params, as the go-sdk reads them (members by their exact names, the
+// last of a name given twice), hold no requestState, no inputResponses
+// and no _meta.progressToken, the members the Manager would read.
+func checkBare(t *testing.T, b []byte, params json.RawMessage) {
+	t.Helper()
+	if len(params) == 0 || string(params) == "null" {
+		return
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(params, &members); err != nil {
+		t.Fatalf("%q: bare, but its params are not an object: %v", b, err)
+	}
+	for _, k := range []string{"requestState", "inputResponses"} {
+		if nonNull(members[k]) != nil {
+			t.Fatalf("%q: bare, but it has %s", b, k)
+		}
+	}
+	var meta map[string]any
+	if raw := nonNull(members["_meta"]); raw != nil {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			t.Fatalf("%q: bare, but its _meta is not an object: %v", b, err)
+		}
+	}
+	if _, ok := meta["progressToken"]; ok {
+		t.Fatalf("%q: bare, but its _meta has a progressToken", b)
+	}
+}
+
+// TestBare: a call with none of the members the Manager reads is bare,
+// and one with any of them (a progressToken of null included) is not.
+func TestBare(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		bare   bool
+	}{
+		{`{"name":"echo","arguments":{}}`, true},
+		{`{"name":"echo","_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`, true},
+		{`{"name":"echo","requestState":null,"inputResponses":null}`, true},
+		{`{"name":"echo","_meta":{"ProgressToken":1}}`, true},
+		{`{"name":"echo","arguments":{"text":"requestState progressToken"}}`, true},
+		{`{"name":"echo","_meta":{"progressToken":1}}`, false},
+		{`{"name":"echo","_meta":{"progressToken":null}}`, false},
+		{`{"name":"echo","_meta":{"progress\u0054oken":"t"}}`, false},
+		{`{"name":"echo","requestState":"s"}`, false},
+		{`{"name":"echo","inputResponses":{}}`, false},
+	} {
+		b := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + tc.params + `}`)
+		m, ok := readMessage(b)
+		if !ok {
+			t.Fatalf("%s: not read", tc.params)
+		}
+		meta, jerr := decodeMessageMeta(m)
+		if jerr != nil {
+			t.Fatalf("%s: %v", tc.params, jerr)
+		}
+		if got := m.bare(&reqMeta{meta: meta}); got != tc.bare {
+			t.Errorf("%s: bare %v, want %v", tc.params, got, tc.bare)
+		}
+	}
 }
 
 func checkPlain(t *testing.T, b []byte, m *message, params json.RawMessage) {

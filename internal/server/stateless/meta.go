@@ -1,6 +1,7 @@
 package stateless
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -36,6 +37,7 @@ func SupportedVersions() []string {
 // reqMeta is what the _meta of a request says of it.
 type reqMeta struct {
 	meta     mcp.Meta // decoded, as plugins get it: without the edge's framing (pluginMeta)
+	metaJSON []byte   // or, read by scanMeta, encoded, as plugins get it (meta is then nil)
 	version  string
 	caps     *mcp.ClientCapabilities // &capsValue
 	logLevel mcp.LoggingLevel        // "" if none: no log messages
@@ -149,6 +151,103 @@ func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
 	// goes from it in place.
 	rm.meta = dropFraming(meta)
 	return rm, nil
+}
+
+// scanMeta reads the _meta of m, a tools/call or resources/read the edge
+// may serve itself (m.plain, read by readPlain), without decoding it
+// into a map, when it holds only what a 2026-07-28
+// request carries on every call: the protocol version, this edge's
+// (written as it is), the client's capabilities, and its clientInfo and
+// log level if any, each once, keys without escapes, and capabilities
+// that plainMembers decodes with no key twice in any object. The checks
+// are checkFields's, and plugins get the _meta as checkFields leaves it,
+// the capabilities alone, encoded as the client wrote them (rm.metaJSON:
+// a JSON object, its members in their order). ok is false for anything
+// else, which decodeMessageMeta and checkFields read, errors included.
+//
+// A map of the _meta, built for each call and encoded again for the
+// plugin, was a tenth of the CPU the 2026-07-28 stdio edge adds to a
+// call: docs/performance.md.
+func scanMeta(m *message) (rm *reqMeta, ok bool) {
+	if !m.plain || !m.checked || len(m.meta) == 0 || m.meta[0] != '{' {
+		return nil, false
+	}
+	var version, info, caps, level []byte
+	if !rawjson.Object(m.meta, func(key, v []byte) bool {
+		var slot *[]byte
+		switch string(key) {
+		case wire.MetaProtocolVersion:
+			slot = &version
+		case wire.MetaClientCapabilities:
+			slot = &caps
+		case wire.MetaClientInfo:
+			slot = &info
+		case wire.MetaLogLevel:
+			slot = &level
+		default:
+			return false // a member plugins get: decoded
+		}
+		if *slot != nil {
+			return false // twice: checkFields reads the last
+		}
+		*slot = v
+		return true
+	}) {
+		return nil, false
+	}
+	if string(version) != `"`+Version+`"` || len(caps) == 0 || caps[0] != '{' {
+		return nil, false
+	}
+	if info != nil && (info[0] != '{' || !checkedInfo(info)) {
+		return nil, false
+	}
+	rm = &reqMeta{version: Version}
+	if level != nil {
+		l, ok := knownLevel(level)
+		if !ok {
+			return nil, false
+		}
+		rm.logLevel = l
+	}
+	c, ok := plainMembers(caps, false)
+	if !ok || !distinctKeys(caps, c) || readCapabilities(c, &rm.capsValue) != nil {
+		return nil, false
+	}
+	rm.caps = &rm.capsValue
+	const prefix = `{"` + wire.MetaClientCapabilities + `":`
+	rm.metaJSON = append(append(append(make([]byte, 0, len(prefix)+len(caps)+1), prefix...), caps...), '}')
+	return rm, true
+}
+
+// knownLevel returns the log level the JSON string v names, if v is
+// written without escapes and names one.
+func knownLevel(v []byte) (mcp.LoggingLevel, bool) {
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return "", false
+	}
+	for l := range levels {
+		if string(l) == string(v[1:len(v)-1]) {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+// distinctKeys reports whether no object in the JSON object v (valid,
+// keys without escapes) has a key twice: whether each has as many
+// members as m, plainMembers's decoding of it, holds at its level.
+// plainMembers keeps the last of a key given twice, as encoding/json
+// does; plugins that get v as it is might read another.
+func distinctKeys(v []byte, m map[string]any) bool {
+	n := 0
+	return rawjson.Object(v, func(key, v []byte) bool {
+		n++
+		if v[0] != '{' {
+			return true
+		}
+		sub, _ := m[string(key)].(map[string]any)
+		return sub != nil && distinctKeys(v, sub)
+	}) && n == len(m)
 }
 
 // framing are the keys of a request's _meta that frame it as a request of

@@ -81,3 +81,77 @@ func FuzzPlainObject(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanMeta holds scanMeta to decodeMessageMeta and checkFields, which
+// read a _meta it declines: whenever it reads one, they accept it too,
+// with the same protocol version, capabilities and log level, and plugins
+// get the same _meta (rm.metaJSON decodes to their map). The usual shapes
+// of a 2026-07-28 call's _meta are read by scanMeta.
+func FuzzScanMeta(f *testing.F) {
+	usual := []string{
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{"context":{},"tools":{}},"elicitation":{"form":{},"url":{}}},"io.modelcontextprotocol/logLevel":"warning"}`,
+		`{ "io.modelcontextprotocol/protocolVersion" : "2026-07-28" , "io.modelcontextprotocol/clientCapabilities" : { "extensions" : { "io.modelcontextprotocol/tasks" : { } } } }`,
+	}
+	for _, s := range usual {
+		if _, ok := scanMeta(plainCall(f, s)); !ok {
+			f.Errorf("scanMeta declined %s", s)
+		}
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{},"roots":{"listChanged":true}}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026\u002d07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":true}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"x":"\u00e9","n":1.50}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":null}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"\u0064ebug"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		m := plainCall(t, string(in))
+		if m == nil {
+			return
+		}
+		rm, ok := scanMeta(m)
+		if !ok {
+			return
+		}
+		meta, jerr := decodeMessageMeta(m)
+		if jerr != nil {
+			t.Fatalf("scanMeta read %s, which decodeMessageMeta refuses: %v", in, jerr)
+		}
+		wm, jerr := checkFields(meta)
+		if jerr != nil {
+			t.Fatalf("scanMeta read %s, which checkFields refuses: %v", in, jerr)
+		}
+		if rm.meta != nil || rm.version != wm.version || rm.logLevel != wm.logLevel || !reflect.DeepEqual(rm.capsValue, wm.capsValue) || rm.caps != &rm.capsValue {
+			t.Fatalf("scanMeta(%s) = %#v; checkFields %#v", in, rm, wm)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(rm.metaJSON, &got); err != nil || !reflect.DeepEqual(got, map[string]any(wm.meta)) {
+			t.Fatalf("scanMeta(%s) gives plugins %s (%v); checkFields %v", in, rm.metaJSON, err, wm.meta)
+		}
+		if m.bare(rm) != m.bare(wm) {
+			t.Fatalf("%s: bare %v, with checkFields's %v", in, m.bare(rm), m.bare(wm))
+		}
+	})
+}
+
+// plainCall is the tools/call with _meta meta that the edge may serve
+// itself, or nil if meta makes it one it may not (or no message).
+func plainCall(tb testing.TB, meta string) *message {
+	m, ok := readMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":` + meta + `}}`))
+	if !ok || !m.plain {
+		return nil
+	}
+	return m
+}

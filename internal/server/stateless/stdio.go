@@ -39,6 +39,12 @@ func (e *Edge) Line(body []byte, fast bool) wire.LineClaim {
 	if !ok || !m.id.IsValid() || len(m.meta) == 0 {
 		return wire.LineClaim{}
 	}
+	if rm, ok := scanMeta(m); ok && fast && e.quick(m) {
+		// The usual call: the checks below, without a map of the _meta.
+		return wire.LineClaim{ID: m.id, Serve: func(ctx context.Context, cancel context.CancelCauseFunc, write func([]byte)) []byte {
+			return e.serveLine(ctx, cancel, m, rm, write)
+		}}
+	}
 	meta, jerr := decodeMessageMeta(m)
 	if _, named := meta[wire.MetaProtocolVersion]; jerr != nil || !named {
 		return wire.LineClaim{} // not a request of 2026-07-28: the go-sdk's
