@@ -301,26 +301,31 @@ func parseParams(raw json.RawMessage) (*params, error) {
 		!bytes.Contains(r, []byte(`"inputResponses"`)) && !bytes.Contains(r, []byte(`"progressToken"`)) {
 		return noParams, nil
 	}
-	var wire struct {
-		Meta *struct {
-			ProgressToken any `json:"progressToken"`
-		} `json:"_meta"`
-		RequestState   json.RawMessage `json:"requestState"`
-		InputResponses json.RawMessage `json:"inputResponses"`
-	}
-	if err := json.Unmarshal(r, &wire); err != nil {
+	// Members by their exact names, the last of a name given twice, as
+	// the go-sdk reads params and the edges read them (a struct of
+	// encoding/json would take "RequestState" for "requestState").
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(r, &members); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
 	p := &params{}
-	if wire.Meta != nil {
-		p.token = wire.Meta.ProgressToken
+	if m := bytes.TrimSpace(members["_meta"]); len(m) > 0 && string(m) != "null" {
+		var meta map[string]json.RawMessage
+		if err := json.Unmarshal(m, &meta); err != nil {
+			return nil, fmt.Errorf("%w: _meta: %v", ErrInvalidParams, err)
+		}
+		if t, ok := meta["progressToken"]; ok {
+			if err := json.Unmarshal(t, &p.token); err != nil {
+				return nil, fmt.Errorf("%w: _meta.progressToken: %v", ErrInvalidParams, err)
+			}
+		}
 	}
-	if s := bytes.TrimSpace(wire.RequestState); len(s) > 0 && string(s) != "null" {
+	if s := bytes.TrimSpace(members["requestState"]); len(s) > 0 && string(s) != "null" {
 		if err := json.Unmarshal(s, &p.state); err != nil {
 			return nil, fmt.Errorf("%w: requestState must be a string", ErrInvalidParams)
 		}
 	}
-	if r := bytes.TrimSpace(wire.InputResponses); len(r) > 0 && string(r) != "null" {
+	if r := bytes.TrimSpace(members["inputResponses"]); len(r) > 0 && string(r) != "null" {
 		if r[0] != '{' || json.Unmarshal(r, &p.responses) != nil {
 			return nil, fmt.Errorf("%w: inputResponses must be an object of answers by inputRequests key", ErrInvalidParams)
 		}

@@ -159,7 +159,8 @@ func checkFields(meta mcp.Meta) (*reqMeta, *jsonrpc.Error) {
 // request carries on every call: the protocol version, this edge's
 // (written as it is), the client's capabilities, and its clientInfo and
 // log level if any, each once, keys without escapes, and capabilities
-// that plainMembers decodes with no key twice in any object. The checks
+// that plainMembers decodes with no key twice in any object and no
+// number but an integer written as it is encoded (sameAsEncoded). The checks
 // are checkFields's, and plugins get the _meta as checkFields leaves it,
 // the capabilities alone, encoded as the client wrote them (rm.metaJSON:
 // a JSON object, its members in their order). ok is false for anything
@@ -210,7 +211,7 @@ func scanMeta(m *message) (rm *reqMeta, ok bool) {
 		rm.logLevel = l
 	}
 	c, ok := plainMembers(caps, false)
-	if !ok || !distinctKeys(caps, c) || readCapabilities(c, &rm.capsValue) != nil {
+	if !ok || !sameAsEncoded(caps, c) || readCapabilities(c, &rm.capsValue) != nil {
 		return nil, false
 	}
 	rm.caps = &rm.capsValue
@@ -233,21 +234,46 @@ func knownLevel(v []byte) (mcp.LoggingLevel, bool) {
 	return "", false
 }
 
-// distinctKeys reports whether no object in the JSON object v (valid,
-// keys without escapes) has a key twice: whether each has as many
-// members as m, plainMembers's decoding of it, holds at its level.
-// plainMembers keeps the last of a key given twice, as encoding/json
-// does; plugins that get v as it is might read another.
-func distinctKeys(v []byte, m map[string]any) bool {
+// sameAsEncoded reports whether a plugin reads the JSON object v (valid,
+// keys without escapes) as it reads m, plainMembers's decoding of it,
+// encoded (the plugin package's appendPlainMap, json.Marshal): whether no
+// object in v has a key twice (each has as many members as its map holds;
+// plainMembers keeps the last, as encoding/json does, and a plugin's
+// decoder might read another), and every number in it is an integer of
+// at most 15 digits, written as the encoding writes it (1.0 or 1e2 is
+// 1 or 100 there, and a plugin that reads an integer refuses them).
+func sameAsEncoded(v []byte, m map[string]any) bool {
 	n := 0
 	return rawjson.Object(v, func(key, v []byte) bool {
 		n++
-		if v[0] != '{' {
-			return true
+		switch c := v[0]; {
+		case c == '{':
+			sub, _ := m[string(key)].(map[string]any)
+			return sub != nil && sameAsEncoded(v, sub)
+		case c == '-' || c >= '0' && c <= '9':
+			return plainInteger(v)
 		}
-		sub, _ := m[string(key)].(map[string]any)
-		return sub != nil && distinctKeys(v, sub)
+		return true
 	}) && n == len(m)
+}
+
+// plainInteger reports whether the JSON number v is an integer of at most
+// 15 digits written as json.Marshal writes its float64: no fraction, no
+// exponent, no leading zero, not -0.
+func plainInteger(v []byte) bool {
+	digits := v
+	if v[0] == '-' {
+		digits = v[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && (len(digits) > 1 || len(v) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // framing are the keys of a request's _meta that frame it as a request of

@@ -1,6 +1,7 @@
 package stateless
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -85,14 +86,16 @@ func FuzzPlainObject(f *testing.F) {
 // FuzzScanMeta holds scanMeta to decodeMessageMeta and checkFields, which
 // read a _meta it declines: whenever it reads one, they accept it too,
 // with the same protocol version, capabilities and log level, and plugins
-// get the same _meta (rm.metaJSON decodes to their map). The usual shapes
-// of a 2026-07-28 call's _meta are read by scanMeta.
+// get the same _meta (rm.metaJSON decodes to what their map encodes to,
+// numbers spelled alike). The usual shapes of a 2026-07-28 call's _meta
+// are read by scanMeta.
 func FuzzScanMeta(f *testing.F) {
 	usual := []string{
 		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		`{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{"context":{},"tools":{}},"elicitation":{"form":{},"url":{}}},"io.modelcontextprotocol/logLevel":"warning"}`,
 		`{ "io.modelcontextprotocol/protocolVersion" : "2026-07-28" , "io.modelcontextprotocol/clientCapabilities" : { "extensions" : { "io.modelcontextprotocol/tasks" : { } } } }`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"com.example/x":{"k":7,"neg":-3,"zero":0,"on":true,"s":"<b>"}}}}`,
 	}
 	for _, s := range usual {
 		if _, ok := scanMeta(plainCall(f, s)); !ok {
@@ -113,6 +116,9 @@ func FuzzScanMeta(f *testing.F) {
 		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}`,
 		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"\u0064ebug"}`,
 		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"com.example/x":{"max":1e2}}}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"com.example/x":{"n":1.0,"z":-0}}}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"com.example/x":{"big":12345678901234567}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -136,14 +142,29 @@ func FuzzScanMeta(f *testing.F) {
 		if rm.meta != nil || rm.version != wm.version || rm.logLevel != wm.logLevel || !reflect.DeepEqual(rm.capsValue, wm.capsValue) || rm.caps != &rm.capsValue {
 			t.Fatalf("scanMeta(%s) = %#v; checkFields %#v", in, rm, wm)
 		}
-		var got map[string]any
-		if err := json.Unmarshal(rm.metaJSON, &got); err != nil || !reflect.DeepEqual(got, map[string]any(wm.meta)) {
-			t.Fatalf("scanMeta(%s) gives plugins %s (%v); checkFields %v", in, rm.metaJSON, err, wm.meta)
+		encoded, err := json.Marshal(wm.meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := decodeNumbers(t, rm.metaJSON), decodeNumbers(t, encoded); !reflect.DeepEqual(got, want) {
+			t.Fatalf("scanMeta(%s) gives plugins %s; checkFields %s", in, rm.metaJSON, encoded)
 		}
 		if m.bare(rm) != m.bare(wm) {
 			t.Fatalf("%s: bare %v, with checkFields's %v", in, m.bare(rm), m.bare(wm))
 		}
 	})
+}
+
+// decodeNumbers decodes the JSON b with its numbers as written.
+func decodeNumbers(t *testing.T, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return v
 }
 
 // plainCall is the tools/call with _meta meta that the edge may serve
