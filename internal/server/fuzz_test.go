@@ -171,6 +171,12 @@ read:
 		}
 	}
 
+	// What the session still writes is read from here on: a write it
+	// cannot finish would keep it from ending (and ss.Close waits for it).
+	go func() {
+		for range lines { // drain
+		}
+	}()
 	// The client goes: the session must end.
 	clientOut.Close()
 	ended := make(chan struct{})
@@ -184,10 +190,6 @@ read:
 		ss.Close()
 		t.Fatalf("the session did not end 10s after its client closed its input")
 	}
-	go func() {
-		for range lines { // drain
-		}
-	}()
 	if wellFormed && !answered {
 		t.Errorf("the session did not answer a ping after well-formed input %q", in)
 	}
